@@ -1,0 +1,373 @@
+"""The HTTP interface: thin Flask views over the service and the representation.
+
+One set of views serves all five collections; what differs per collection comes from
+the resource descriptions.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+from flask import Blueprint, Flask, Response, current_app, g, request, send_from_directory
+from werkzeug.exceptions import HTTPException
+
+from . import errors
+from .app import Calendar
+from .errors import ApiError
+from .records import Record
+from .represent import Representer, dumps
+from .resources import RESOURCES, Resource
+from .users import User
+
+COLLECTIONS = ", ".join(RESOURCES)
+SINGLE_VERBS = ("GET", "DELETE", "POST", "PUT", "PATCH")
+_BRACKETS = re.compile(r"([^\[\]]+)((?:\[[^\[\]]*\])*)$")
+
+
+def calendar() -> Calendar:
+    return current_app.extensions["calendar"]
+
+
+def site_url() -> str:
+    return current_app.config["SITE_URL"] or request.host_url
+
+
+def rest_root() -> str:
+    return site_url().rstrip("/") + current_app.config["BASE_PATH"]
+
+
+def representer() -> Representer:
+    return Representer(calendar().catalog, site_url(), rest_root())
+
+
+# -- request parsing -----------------------------------------------------------
+def _set_nested(target: dict, key: str, value: str) -> None:
+    """Form keys in PHP style: `venue[]=1`, `venue[venue]=Hall`, `organizer[0][id]=3`."""
+    match = _BRACKETS.match(key)
+    if not match or not match.group(2):
+        target[key] = value
+        return
+    parts = [match.group(1)] + re.findall(r"\[([^\[\]]*)\]", match.group(2))
+    node: dict | list = target
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        nxt: object = value if last else ([] if parts[i + 1] == "" else {})
+        if isinstance(node, list):
+            if part == "" or not node or not isinstance(node[-1], dict) or last:
+                node.append(nxt)
+                node = node[-1]  # type: ignore[assignment]
+            else:
+                node = node[-1]
+            continue
+        if last:
+            node[part] = value
+        else:
+            existing = node.get(part)
+            if not isinstance(existing, dict | list):
+                node[part] = nxt
+            node = node[part]  # type: ignore[assignment]
+
+
+def _pairs_to_dict(pairs: list[tuple[str, str]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        _set_nested(out, key, value)
+    return out
+
+
+def params() -> dict:
+    """Request parameters with the WordPress precedence: JSON, form, query."""
+    if "params" in g:
+        return g.params
+    merged = _pairs_to_dict(parse_qsl(request.query_string.decode("latin-1"),
+                                      keep_blank_values=True))
+    if request.method in ("POST", "PUT", "PATCH", "DELETE"):
+        merged.update(_pairs_to_dict(list(request.form.items(multi=True))))
+        if request.mimetype == "application/json" or (
+                request.mimetype.endswith("+json")):
+            raw = request.get_data(cache=True)
+            if raw.strip():
+                try:
+                    body = json.loads(raw)
+                except (ValueError, UnicodeDecodeError):
+                    raise ApiError(400, "rest_invalid_json", "Invalid JSON body passed.",
+                                   json_error_code=4,
+                                   json_error_message="Syntax error") from None
+                if isinstance(body, dict):
+                    merged.update(body)
+    g.params = merged
+    return merged
+
+
+def current_user() -> User | None:
+    """HTTP Basic with an application password; a bad one is an error even on reads."""
+    if "user" in g:
+        return g.user
+    header = request.headers.get("Authorization", "")
+    user = None
+    if header[:6].lower() == "basic ":
+        try:
+            name, _, password = base64.b64decode(header[6:].strip()).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            raise ApiError(401, "invalid_username", "Unknown username.") from None
+        user = calendar().users.authenticate(name, password)
+        if user is None:
+            known = any(u.name == name for u in calendar().users.users())
+            if known:
+                raise ApiError(401, "incorrect_password",
+                               "The provided password is an invalid application password.")
+            raise ApiError(401, "invalid_username", "Unknown username.")
+    g.user = user
+    return user
+
+
+# -- responses -----------------------------------------------------------------
+def respond(body: object, status: int = 200, headers: dict | None = None) -> Response:
+    args = request.args
+    if isinstance(body, dict) and args.get("_fields"):
+        body = _only_fields(body, args["_fields"])
+    text = json.dumps(body, indent=4) if "_pretty" in args else dumps(body)
+    response = Response(text, status=status, content_type="application/json; charset=UTF-8")
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def _only_fields(body: dict, spec: str) -> dict:
+    wanted = [f.strip() for f in spec.split(",") if f.strip()]
+    out: dict = {}
+    for path in wanted:
+        head, _, rest = path.partition(".")
+        if head not in body:
+            continue
+        if rest and isinstance(body[head], dict):
+            out.setdefault(head, {}).update(_only_fields(body[head], rest))
+        elif rest and isinstance(body[head], list):
+            out[head] = [_only_fields(i, rest) if isinstance(i, dict) else i
+                         for i in body[head]]
+        else:
+            out[head] = body[head]
+    return out
+
+
+def allowed_verbs(resource: Resource | None, single: bool) -> list[str]:
+    """The verbs the current caller may use on a route, for the Allow header."""
+    verbs = ["GET"]
+    try:
+        user = current_user()
+    except ApiError:
+        user = None
+    if resource is not None and user is not None and user.can("edit") and (
+            not resource.is_term or user.can("manage_terms")):
+        verbs = list(SINGLE_VERBS) if single else ["GET", "POST"]
+    return verbs
+
+
+# -- record lookup -------------------------------------------------------------
+def _not_found(resource: Resource, record_id: int) -> ApiError:
+    if resource.name == "events":
+        return ApiError(404, "rest-event-not-found", f"Event with ID {record_id} does not exist.")
+    return errors.invalid({"id": "Invalid parameter."})
+
+
+def lookup(resource: Resource, record_id: int | None = None, slug: str | None = None
+           ) -> Record:
+    catalog = calendar().catalog
+    if slug is not None:
+        record = catalog.by_slug(resource.name, slug)
+        if record is None:
+            if resource.name == "events" and request.method in ("POST", "PUT", "PATCH"):
+                raise ApiError(404, "rest-event-not-found", "Event with ID 0 does not exist.")
+            raise errors.invalid({"slug": "Invalid parameter."})
+        return record
+    assert record_id is not None
+    record = catalog.get(record_id)
+    if record is None:
+        raise _not_found(resource, record_id)
+    if record.collection != resource.name:
+        if resource.name == "events":
+            raise ApiError(400, "rest-invalid-event-id", "The specified ID is not a valid event.")
+        raise errors.invalid({"id": "Invalid parameter."})
+    return record
+
+
+def check_readable(record: Record) -> None:
+    resource = record.resource
+    user = current_user()
+    if resource.name == "events" and record.status == "trash":
+        raise ApiError(403, "event-no-longer-available", "This event is no longer available")
+    if not calendar().service.may_read(user, record):
+        raise ApiError(403, f"{resource.singular}-not-accessible",
+                       f"The requested {resource.singular} is not accessible")
+
+
+# -- views -----------------------------------------------------------------------
+bp = Blueprint("api", __name__)
+
+
+@bp.route("/", methods=["GET"], strict_slashes=False)
+def namespace_index() -> Response:
+    from . import discovery, lists
+
+    return respond(discovery.namespace_index(rest_root(), lists.request_defaults()))
+
+
+@bp.route("/doc", methods=["GET"], strict_slashes=False)
+def doc() -> Response:
+    from . import discovery, lists
+
+    parts = urlsplit(site_url())
+    server = f"{parts.scheme}://{parts.hostname}{current_app.config['BASE_PATH']}/"
+    return respond(discovery.openapi_document(server, lists.request_defaults()))
+
+
+@bp.route(f"/<any({COLLECTIONS}):collection>", methods=["GET", "POST"], strict_slashes=False)
+def collection_view(collection: str) -> Response:
+    resource = RESOURCES[collection]
+    if request.method == "GET":
+        from . import lists
+
+        return lists.list_response(resource)
+    service = calendar().service
+    record, _new = service.create(collection, params(), current_user())
+    body = representer().represent(record, single=False)
+    if resource.is_term:
+        body = representer().term(record, single=True, allow=tuple(SINGLE_VERBS))
+    return respond(body, 201)
+
+
+@bp.route(f"/<any({COLLECTIONS}):collection>/<int:record_id>", methods=list(SINGLE_VERBS),
+          strict_slashes=False)
+def single_view(collection: str, record_id: int) -> Response:
+    return _single(RESOURCES[collection], record_id=record_id)
+
+
+@bp.route("/<any(events,venues,organizers):collection>/by-slug/<path:slug>",
+          methods=list(SINGLE_VERBS), strict_slashes=False)
+def slug_view(collection: str, slug: str) -> Response:
+    if "/" in slug:
+        raise ApiError(404, "rest_no_route", errors.NO_ROUTE)
+    body_slug = params().get("slug") if request.method != "GET" else None
+    return _single(RESOURCES[collection], slug=body_slug if isinstance(body_slug, str)
+                   and body_slug else slug)
+
+
+def _single(resource: Resource, record_id: int | None = None, slug: str | None = None
+            ) -> Response:
+    service = calendar().service
+    rep = representer()
+    user = current_user()
+    if request.method in ("GET", "HEAD"):
+        record = lookup(resource, record_id, slug)
+        check_readable(record)
+        if resource.is_term:
+            return respond(rep.term(record, single=True, allow=tuple(allowed_verbs(
+                resource, True))))
+        return respond(rep.represent(record, single=True))
+    body = params()
+    if request.method == "DELETE":
+        force = str(body.get("force", "")).lower() in ("1", "true", "yes")
+        if user is None:
+            raise errors.forbidden(False)
+        record = lookup(resource, record_id, slug)
+        before = rep.represent(record) if resource.is_term else None
+        result = service.delete(record, user, force)
+        return respond(before if before is not None else rep.represent(result))
+    if user is None:
+        raise errors.forbidden(False)
+    record = lookup(resource, record_id, slug)
+    updated = service.update(record, body, user)
+    if resource.is_term:
+        return respond(rep.term(updated, single=True, allow=tuple(SINGLE_VERBS)))
+    return respond(rep.represent(updated))
+
+
+def media(path: str) -> Response:
+    return send_from_directory(calendar().tree.root / "media", path)
+
+
+def wp_json_index() -> Response:
+    from . import discovery, lists
+
+    index = discovery.namespace_index(rest_root(), lists.request_defaults())
+    return respond(discovery.wp_json_index(site_url(), rest_root(), index))
+
+
+# -- errors and common headers ------------------------------------------------------
+def _api_error(exc: ApiError) -> Response:
+    return respond(exc.body(), exc.status)
+
+
+def _http_error(exc: HTTPException) -> Response:
+    status = exc.code or 500
+    if status == 404:
+        return respond(ApiError(404, "rest_no_route", errors.NO_ROUTE).body(), 404)
+    if status == 405:
+        response = respond(ApiError(405, "rest_no_route", errors.NO_ROUTE).body(), 405)
+        response.headers["Allow"] = ", ".join(exc.valid_methods or [])  # type: ignore[attr-defined]
+        return response
+    if status == 413:
+        limit = current_app.config["MAX_CONTENT_LENGTH"]
+        return respond(ApiError(413, "rest_request_too_large",
+                                f"The request body is larger than {limit} bytes.").body(), 413)
+    return respond(ApiError(status, "rest_http_error", exc.description or exc.name).body(),
+                   status)
+
+
+def _unexpected(exc: Exception) -> Response:
+    current_app.logger.exception("unexpected error")
+    return respond(ApiError(500, "rest_internal_error",
+                            "The server could not complete the request.").body(), 500)
+
+
+def _common_headers(response: Response) -> Response:
+    base = current_app.config["BASE_PATH"]
+    response.headers["Link"] = f'<{site_url().rstrip("/")}/wp-json/>; rel="https://api.w.org/"'
+    response.headers["X-Robots-Tag"] = "noindex"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Access-Control-Expose-Headers"] = "X-WP-Total, X-WP-TotalPages, Link"
+    response.headers["Access-Control-Allow-Headers"] = (
+        "Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type")
+    if "Allow" not in response.headers and request.path.startswith(base):
+        rest = request.path[len(base):].strip("/").split("/")
+        resource = RESOURCES.get(rest[0]) if rest and rest[0] else None
+        single = len(rest) > 1
+        if resource is not None or not rest[0]:
+            response.headers["Allow"] = ", ".join(allowed_verbs(resource, single))
+    return response
+
+
+class _PathAndMethod:
+    """WSGI middleware: case-insensitive API paths and the WordPress method override."""
+
+    def __init__(self, wsgi_app, base_path: str) -> None:
+        self.wsgi_app = wsgi_app
+        self.prefix = "/wp-json"
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if path.lower().startswith(self.prefix):
+            environ["PATH_INFO"] = path.lower()
+        override = environ.get("HTTP_X_HTTP_METHOD_OVERRIDE")
+        query = environ.get("QUERY_STRING", "")
+        if "_method=" in query:
+            override = dict(parse_qsl(query)).get("_method", override)
+        if override and override.upper() in SINGLE_VERBS:
+            environ["REQUEST_METHOD"] = override.upper()
+        return self.wsgi_app(environ, start_response)
+
+
+def install(app: Flask) -> None:
+    base = app.config["BASE_PATH"].rstrip("/")
+    app.register_blueprint(bp, url_prefix=base)
+    app.add_url_rule("/wp-json/", "wp_json_index", wp_json_index, strict_slashes=False)
+    app.add_url_rule("/media/<path:path>", "media", media)
+    app.register_error_handler(ApiError, _api_error)
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(Exception, _unexpected)
+    app.after_request(_common_headers)
+    app.wsgi_app = _PathAndMethod(app.wsgi_app, base)  # type: ignore[method-assign]

@@ -1,0 +1,203 @@
+"""The content tree on disk: finding, reading and atomically writing record files, and
+committing each interface write to git.
+
+Nothing here knows about HTTP or validation; it moves bytes and commits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import yamlfile
+from .resources import RESOURCES
+
+SETTINGS_FILE = "calendar.yaml"
+RETIRED_IDS_FILE = ".retired-ids"
+
+DEFAULT_SETTINGS: dict = {
+    "title": "Events Calendar",
+    "description": "",
+    "url": "",
+    "timezone": "UTC",
+    "per_page": 10,
+    "max_per_page": 50,
+    "currency_symbol": "$",
+    "currency_position": "prefix",
+    "currency_code": "USD",
+}
+
+
+@dataclass(frozen=True)
+class FileStat:
+    collection: str
+    path: str  # relative, POSIX separators
+    mtime_ns: int
+    size: int
+
+
+class GitError(RuntimeError):
+    pass
+
+
+class ContentTree:
+    """A content folder; `lock_path` serializes writers across threads and processes."""
+
+    def __init__(self, root: Path, lock_path: Path) -> None:
+        self.root = Path(root).resolve()
+        self.lock_path = lock_path
+        self._thread_lock = threading.RLock()
+        self._git_root: Path | None | bool = False  # False = not looked up yet
+
+    # -- reading -------------------------------------------------------------
+    def scan(self) -> Iterator[FileStat]:
+        """Every record file of every collection, subfolders included."""
+        for collection in RESOURCES:
+            base = self.root / collection
+            if base.is_dir():
+                yield from self._scan_dir(collection, base)
+
+    def _scan_dir(self, collection: str, folder: Path) -> Iterator[FileStat]:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    yield from self._scan_dir(collection, Path(entry.path))
+                elif entry.name.endswith(".yaml") and entry.is_file(follow_symlinks=False):
+                    st = entry.stat()
+                    yield FileStat(collection, self.relative(Path(entry.path)),
+                                   st.st_mtime_ns, st.st_size)
+
+    def relative(self, path: Path) -> str:
+        return Path(path).resolve().relative_to(self.root).as_posix()
+
+    def collection_of(self, relpath: str) -> str | None:
+        """The collection a relative path belongs to, if it is a record file."""
+        parts = relpath.split("/")
+        if len(parts) < 2 or parts[0] not in RESOURCES or not relpath.endswith(".yaml"):
+            return None
+        if any(p.startswith(".") for p in parts):
+            return None
+        return parts[0]
+
+    def read_bytes(self, relpath: str) -> bytes:
+        with open(self.root / relpath, "rb") as fh:
+            data = fh.read(yamlfile.MAX_FILE_BYTES + 1)
+        return data
+
+    def read_text(self, relpath: str) -> str:
+        return self.read_bytes(relpath).decode("utf-8")
+
+    def exists(self, relpath: str) -> bool:
+        return (self.root / relpath).exists()
+
+    def settings(self) -> dict:
+        settings = dict(DEFAULT_SETTINGS)
+        path = self.root / SETTINGS_FILE
+        if path.exists():
+            settings.update(yamlfile.load(path.read_bytes()))
+        return settings
+
+    def retired_ids(self) -> set[int]:
+        path = self.root / RETIRED_IDS_FILE
+        if not path.exists():
+            return set()
+        return {int(t) for t in path.read_text().split() if t.isdigit()}
+
+    # -- writing -------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """One writer at a time: a thread lock inside the process, flock across them."""
+        with self._thread_lock:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.lock_path, "a+") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def write_text(self, relpath: str, text: str) -> None:
+        """Atomic replace: temp file in the same folder, fsync, rename."""
+        target = self.root / relpath
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        self._fsync_dir(target.parent)
+
+    def remove(self, relpath: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.root / relpath).unlink()
+        self._fsync_dir((self.root / relpath).parent)
+
+    def rename(self, old: str, new: str) -> None:
+        (self.root / new).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(self.root / old, self.root / new)
+        self._fsync_dir((self.root / new).parent)
+
+    def retire_id(self, record_id: int) -> None:
+        ids = sorted(self.retired_ids() | {record_id})
+        self.write_text(RETIRED_IDS_FILE, "".join(f"{i}\n" for i in ids))
+
+    @staticmethod
+    def _fsync_dir(folder: Path) -> None:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    # -- git -----------------------------------------------------------------
+    @property
+    def git_root(self) -> Path | None:
+        if self._git_root is False:
+            try:
+                out = self._git("rev-parse", "--show-toplevel", cwd=self.root)
+                self._git_root = Path(out.strip()).resolve()
+            except GitError:
+                self._git_root = None
+        return self._git_root  # type: ignore[return-value]
+
+    def _git(self, *args: str, cwd: Path | None = None) -> str:
+        env = dict(os.environ)
+        # A committer identity for machines where git has none configured.
+        env.setdefault("GIT_COMMITTER_NAME", "calendar-app")
+        env.setdefault("GIT_COMMITTER_EMAIL", "calendar-app@localhost")
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd or self.git_root, env=env,
+            capture_output=True, text=True, check=False,
+        )
+        if proc.returncode != 0:
+            raise GitError(proc.stderr.strip() or f"git {args[0]} failed")
+        return proc.stdout
+
+    def commit(self, relpaths: list[str], message: str, author: str) -> str | None:
+        """Commit exactly these paths (added, changed or removed) as one commit."""
+        root = self.git_root
+        if root is None:
+            return None
+        paths = sorted({str((self.root / p).relative_to(root)) for p in relpaths})
+        self._git("add", "-A", "--", *paths)
+        staged = self._git("diff", "--cached", "--name-only", "--", *paths).strip()
+        if not staged:
+            return None
+        self._git("commit", "-q", "--no-verify", "--author", author, "-m", message,
+                  "--", *paths)
+        return self._git("rev-parse", "HEAD").strip()

@@ -1,0 +1,739 @@
+"""Discovery documents: the namespace index, `GET /wp-json/` and the `/doc` OpenAPI body.
+
+Everything here is pure data plus pure functions (no Flask), so the same bodies can be
+served by the app, written by the builder and compared with the plugin's captures
+(`shared/reference/tec/root.json`, `doc.json`) in tests.
+
+Write arguments and request bodies are derived from the resource descriptions in
+`resources.py`, so a field added there shows up in discovery by itself. What is *not*
+derivable (the plugin's wording of list parameters, argument order, which arguments
+declare a `default`, response texts) is kept here as tables copied from the captures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .resources import RESOURCES, Field, Resource
+
+NAMESPACE = "tribe/events/v1"
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+@dataclass(frozen=True)
+class RequestDefault:
+    """A default computed per request, looked up by `key` in the `defaults` mapping.
+
+    `as_text`: the plugin prints it as a string in the index (`per_page` shows `"10"`).
+    """
+
+    key: str
+    as_text: bool = False
+
+
+@dataclass(frozen=True)
+class Param:
+    """A route argument as the plugin declares it.
+
+    `type` is a WordPress type or "" when the plugin declares none (then the value is
+    only checked by the handler). `doc_type` is the type `/doc` prints when it differs
+    from what `type`/`items`/`format` imply (the plugin's separate `swagger_type`).
+    `style` is "form" for comma lists documented as such. `keys` is only the order in
+    which the plugin prints the JSON-schema keys (presentation, no meaning).
+    """
+
+    name: str
+    type: str
+    description: str
+    default: object = None
+    items: Mapping[str, str] | None = None
+    format: str | None = None
+    enum: tuple[str, ...] | None = None
+    required: bool = False
+    doc_type: str = ""
+    style: str = ""
+    keys: tuple[str, ...] = ()
+
+
+# The plugin's most common key order for list arguments; the others say theirs in `keys`.
+_LIST_KEYS = ("default", "description", "type", "items", "format", "enum")
+_TYPE_FIRST = ("type", "format", "description", "items", "default", "enum")
+_DEFAULT_LAST = ("description", "type", "items", "format", "default", "enum")
+_INT_ITEMS: Mapping[str, str] = {"type": "integer"}
+
+PER_PAGE = RequestDefault("per_page", as_text=True)
+START_DATE = RequestDefault("start_date")
+END_DATE = RequestDefault("end_date")
+
+
+def _paging(plural: str) -> tuple[Param, ...]:
+    return (
+        Param("page", "integer", "The archive page to return", default=1),
+        Param("per_page", "integer", f"The number of {plural} to return on each page",
+              default=PER_PAGE),
+    )
+
+
+def _linked_post_params(title: str) -> tuple[Param, ...]:
+    """`/venues` and `/organizers` share their parameters (`title` is "Venues"...)."""
+    return _paging(title.lower()) + (
+        Param("search", "string", f"{title} should contain the specified string in the "
+              "title, description or custom fields"),
+        Param("event", "integer", f"{title} should be related to this event"),
+        Param("has_events", "", f"{title} should have events associated to them",
+              doc_type="boolean"),
+        Param("only_with_upcoming", "", f"{title} should have upcoming events associated to "
+              "them", default=False, doc_type="boolean", keys=_DEFAULT_LAST),
+        # Quirk kept: the plugin says "organizer" on /venues too.
+        Param("status", "", "The organizer post status", format="string", keys=_TYPE_FIRST),
+    )
+
+
+def _term_params(plural: str, hierarchical: bool) -> tuple[Param, ...]:
+    parent = (
+        Param("parent", "integer", "Limit result set to terms assigned to a specific parent"),
+    )
+    return _paging(plural) + (
+        Param("search", "string", "Limit results to those matching a string"),
+        Param("exclude", "", "Ensure result set exclude specific IDs", items=_INT_ITEMS),
+        Param("include", "", "Limit result set to specific IDs", items=_INT_ITEMS),
+        Param("order", "string", "Order sort attribute ascending or descending"),
+        Param("orderby", "string", "Sort collection by term attribute"),
+        Param("hide_empty", "boolean", "Whether to hide terms not assigned to any posts",
+              default="1", keys=_DEFAULT_LAST),
+    ) + (parent if hierarchical else ()) + (
+        Param("post", "integer", "Limit result set to terms assigned to a specific post"),
+        Param("event", "integer", "Limit result set to terms assigned to a specific event "
+              '(an alias of the "post" parameter)'),
+        Param("slug", "string", "Limit result set to terms with a specific slug"),
+    )
+
+
+_EVENT_PARAMS: tuple[Param, ...] = _paging("events") + (
+    Param("start_date", "", "Events that start on the specified date", default=START_DATE),
+    Param("end_date", "", "Events that end on the specified date", default=END_DATE),
+    Param("starts_before", "", "Events that start before the specified date"),
+    Param("starts_after", "", "Events that start after the specified date"),
+    Param("ends_before", "", "Events that end before the specified date"),
+    Param("ends_after", "", "Events that end after the specified date"),
+    Param("strict_dates", "", "Dates set using the start_date/end_date, starts_*/ends_* are "
+          "set to start at the specified times. The default behavior is to include the "
+          "entire days.", default="false"),
+    Param("search", "string",
+          "Events should contain the specified string in the title or description"),
+    Param("categories", "", "Events should be assigned one of the specified categories slugs "
+          "or IDs", items=_INT_ITEMS, style="form"),
+    Param("tags", "", "Events should be assigned one of the specified tags slugs or IDs",
+          items=_INT_ITEMS, style="form"),
+    Param("venue", "", "Events should be assigned one of the specified venue IDs",
+          items=_INT_ITEMS, style="form"),
+    Param("organizer", "", "Events should be assigned one of the specified organizer IDs",
+          items=_INT_ITEMS, style="form"),
+    Param("featured", "boolean", "Events should be filtered by their featured status",
+          keys=_TYPE_FIRST),
+    Param("status", "", "The event post status", format="string", keys=_TYPE_FIRST),
+    Param("geoloc", "boolean", "Requires Events Calendar Pro. Events should be filtered by "
+          "whether their venue has geolocation data", keys=_TYPE_FIRST),
+    Param("geoloc_lat", "", "Requires Events Calendar Pro. Events should be filtered by their "
+          "venue latitude location, must also provide geoloc_lng", format="double",
+          keys=_TYPE_FIRST),
+    Param("geoloc_lng", "", "Requires Events Calendar Pro. Events should be filtered by their "
+          "venue longitude location, must also provide geoloc_lat", format="double",
+          keys=_TYPE_FIRST),
+    Param("include", "", "Include events with one of the post IDs specified in the array of "
+          "CSV list, date filters will be ignored.", items=_INT_ITEMS, style="form"),
+    Param("post_parent", "integer",
+          "Events should be filtered by their post_parent being the specified one.",
+          keys=_TYPE_FIRST),
+    Param("ticketed", "boolean", "Filter events with or without tickets.", keys=_TYPE_FIRST),
+)
+
+#: Query parameters of each list route, in the plugin's order.
+LIST_PARAMS: dict[str, tuple[Param, ...]] = {
+    "events": _EVENT_PARAMS,
+    "venues": _linked_post_params("Venues"),
+    "organizers": _linked_post_params("Organizers"),
+    "categories": _term_params("event categories", hierarchical=True),
+    "tags": _term_params("event tags", hierarchical=False),
+}
+
+
+def _path_id(noun: str, kind: str) -> Param:
+    return Param("id", "integer", f"the {noun} {kind} ID", required=True, keys=_TYPE_FIRST)
+
+
+def _path_slug(noun: str) -> Param:
+    return Param("slug", "string", f"the {noun} post name", required=True, keys=_TYPE_FIRST)
+
+
+#: Arguments of the single routes before any body field: `"id"` for `/{id}` routes,
+#: `"slug"` for `/by-slug/{slug}` routes (these also head the write endpoints).
+SINGLE_ARGS: dict[str, dict[str, tuple[Param, ...]]] = {
+    "events": {
+        "id": (_path_id("event", "post"),
+               Param("password", "string", "The event password", keys=_TYPE_FIRST)),
+        "slug": (_path_slug("event"),),
+    },
+    "venues": {"id": (_path_id("venue", "post"),), "slug": (_path_slug("venue"),)},
+    "organizers": {"id": (_path_id("organizer", "post"),), "slug": (_path_slug("organizer"),)},
+    "categories": {"id": (_path_id("event category", "term"),)},
+    "tags": {"id": (_path_id("event tag", "term"),)},
+}
+
+
+def resolve_default(value: object, defaults: Mapping[str, Any]) -> object:
+    """The actual default of a parameter for this request (per_page as an int)."""
+    if isinstance(value, RequestDefault):
+        return defaults[value.key]
+    return value
+
+
+def _index_arg(param: Param, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """One argument as WordPress prints it in the index: schema keys, then `required`."""
+    present: dict[str, Any] = {}
+    if param.default is not None:
+        value = resolve_default(param.default, defaults)
+        shown_as_text = isinstance(param.default, RequestDefault) and param.default.as_text
+        present["default"] = str(value) if shown_as_text else value
+    if param.type:
+        present["type"] = param.type
+    if param.items is not None:
+        present["items"] = dict(param.items)
+    if param.format is not None:
+        present["format"] = param.format
+    if param.enum is not None:
+        present["enum"] = list(param.enum)
+    present["description"] = param.description
+    order = param.keys or _LIST_KEYS
+    out = {k: present[k] for k in order if k in present}
+    out.update((k, v) for k, v in present.items() if k not in out)
+    out["required"] = param.required
+    return out
+
+
+# ------------------------------------------------------------------- write arguments
+
+# The plugin's argument order on write endpoints; fields of ours it lacks follow, in
+# resources.py order (see `_write_fields`).
+_WRITE_ORDER: dict[str, tuple[str, ...]] = {
+    "events": ("author", "date", "date_utc", "title", "description", "slug", "excerpt",
+               "status", "timezone", "all_day", "start_date", "end_date", "image", "cost",
+               "website", "show_map", "show_map_link", "hide_from_listings", "sticky",
+               "featured", "categories", "tags", "venue", "organizer"),
+    "venues": ("author", "date", "date_utc", "venue", "description", "status", "show_map",
+               "show_map_link", "address", "city", "country", "province", "state", "zip",
+               "phone", "stateprovince", "website", "image"),
+    "organizers": ("author", "date", "date_utc", "organizer", "description", "status",
+                   "phone", "website", "email", "image"),
+    "categories": ("name", "description", "slug", "parent"),
+    "tags": ("name", "description", "slug"),
+}
+
+# Defaults the plugin *declares* on write arguments. Shown only: we never apply them,
+# since our updates are partial (an omitted field keeps its value).
+_VENUE_NULLS = ("description", "show_map", "show_map_link", "address", "city", "country",
+                "province", "state", "zip", "phone", "stateprovince", "website", "image")
+_SHOWN_WRITE_DEFAULTS: dict[str, dict[str, object]] = {
+    "events": {"all_day": False, "website": None, "categories": None, "tags": None,
+               "venue": None, "organizer": None},
+    "venues": dict.fromkeys(_VENUE_NULLS),
+    "organizers": dict.fromkeys(_WRITE_ORDER["organizers"]),
+}
+
+# The plugin prints write arguments with `default` first for events, after `type` else.
+_WRITE_KEYS_DEFAULT_FIRST = ("default", "type", "items", "description")
+_WRITE_KEYS_TYPE_FIRST = ("type", "default", "items", "description")
+
+# Field type of resources.py -> WordPress argument type ("" = none declared).
+_ARG_TYPES = {
+    "string": "string", "text": "string", "datetime": "string", "status": "string",
+    "url": "string", "image": "string", "timezone": "string", "integer": "integer",
+    "number": "number", "boolean": "boolean", "cost": "", "links": "",
+}
+
+
+def _arg_type(f: Field) -> tuple[str, Mapping[str, str] | None]:
+    """(type, items) of a write argument."""
+    if f.type == "link":
+        # A parent term is one id; a venue may be an id, a list or an object, which the
+        # plugin declares as a typeless list of ids.
+        if RESOURCES[f.link].is_term:
+            return "integer", None
+        return "", _INT_ITEMS
+    if f.type == "links":
+        return "", _INT_ITEMS
+    return _ARG_TYPES.get(f.type, "string"), None
+
+
+def _sentence(text: str) -> str:
+    """resources.py descriptions are lower-case phrases; the plugin capitalises them."""
+    return text[:1].upper() + text[1:]
+
+
+def _write_fields(resource: Resource) -> tuple[Field, ...]:
+    order = _WRITE_ORDER.get(resource.name, ())
+    writable = {f.name: f for f in resource.writable_fields}
+    known = tuple(writable[n] for n in order if n in writable)
+    return known + tuple(f for f in resource.writable_fields if f.name not in order)
+
+
+def write_args(resource: Resource, create: bool) -> dict[str, dict[str, Any]]:
+    """Body arguments of a create (`create=True`) or update endpoint, from the fields."""
+    shown = _SHOWN_WRITE_DEFAULTS.get(resource.name, {})
+    keys = _WRITE_KEYS_DEFAULT_FIRST if resource.name == "events" else _WRITE_KEYS_TYPE_FIRST
+    out: dict[str, dict[str, Any]] = {}
+    for f in _write_fields(resource):
+        type_, items = _arg_type(f)
+        present: dict[str, Any] = {"description": _sentence(f.description)}
+        if f.name in shown:
+            present["default"] = shown[f.name]
+        if type_:
+            present["type"] = type_
+        if items is not None:
+            present["items"] = dict(items)
+        arg = {k: present[k] for k in keys if k in present}
+        # Only creation requires fields; every update field is optional.
+        arg["required"] = f.required and create
+        out[f.name] = arg
+    return out
+
+
+def _merge(path: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    """PHP `array_merge` of string keys: a body argument named like a path argument
+    replaces it in place (events by-slug: the body `slug` wins, section 4.9)."""
+    out = dict(path)
+    out.update(body)
+    return out
+
+
+# ------------------------------------------------------------------- namespace index
+
+
+def _route_patterns(resource: Resource) -> dict[str, str]:
+    """Route kind -> registration regex suffix, in registration order."""
+    base = f"/{resource.name}"
+    out = {"list": base, "id": base + r"/(?P<id>\d+)"}
+    if resource.by_slug:
+        out["slug"] = base + "/by-slug/(?P<slug>[^/]+)"
+    return out
+
+
+def _endpoint(methods: list[str], args: Mapping[str, Any]) -> dict[str, Any]:
+    # WordPress prints an empty argument list as a JSON array.
+    return {"methods": methods, "args": dict(args) if args else []}
+
+
+def _resource_routes(resource: Resource, defaults: Mapping[str, Any]) -> dict[str, list]:
+    """Route regex suffix -> endpoints."""
+    routes: dict[str, list] = {}
+    for kind, pattern in _route_patterns(resource).items():
+        if kind == "list":
+            params = {p.name: _index_arg(p, defaults) for p in LIST_PARAMS[resource.name]}
+            routes[pattern] = [_endpoint(["GET"], params),
+                               _endpoint(["POST"], write_args(resource, create=True))]
+            continue
+        path = {p.name: _index_arg(p, defaults) for p in SINGLE_ARGS[resource.name][kind]}
+        read = _endpoint(["GET"], path)
+        delete = _endpoint(["DELETE"], path)
+        update = _endpoint(["POST", "PUT", "PATCH"],
+                           _merge(path, write_args(resource, create=False)))
+        # Post types register DELETE before the update endpoint, terms after it.
+        routes[pattern] = [read, update, delete] if resource.is_term else [read, delete, update]
+    return routes
+
+
+def namespace_index(rest_root: str, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Body of `GET /wp-json/tribe/events/v1`.
+
+    `rest_root`: absolute URL of the namespace without trailing slash. `defaults`:
+    `per_page` (int), `start_date`, `end_date` (`YYYY-MM-DD HH:MM:SS`) of this request.
+    """
+    rest_root = rest_root.rstrip("/")
+    prefix = "/" + NAMESPACE
+    site_api = rest_root.removesuffix(prefix)
+    endpoints: dict[str, list] = {
+        "": [_endpoint(["GET"], {"namespace": {"default": NAMESPACE, "required": False},
+                                 "context": {"default": "view", "required": False}})],
+        "/doc": [_endpoint(["GET"], {})],
+    }
+    for resource in RESOURCES.values():
+        endpoints.update(_resource_routes(resource, defaults))
+
+    routes: dict[str, Any] = {}
+    for suffix, eps in endpoints.items():
+        methods: list[str] = []
+        for ep in eps:
+            methods += [m for m in ep["methods"] if m not in methods]
+        route: dict[str, Any] = {"namespace": NAMESPACE, "methods": methods, "endpoints": eps}
+        if "(?P<" not in suffix:  # WordPress links only routes it can address as is
+            route["_links"] = {"self": [{"href": rest_root + suffix}]}
+        routes[prefix + suffix] = route
+    return {
+        "namespace": NAMESPACE,
+        "routes": routes,
+        "_links": {"up": [{"href": site_api + "/"}]},
+    }
+
+
+def wp_json_index(
+    site_url: str,
+    rest_root: str,
+    namespace_index_body: Mapping[str, Any],
+    *,
+    name: str = "",
+    description: str = "",
+) -> dict[str, Any]:
+    """Body of `GET /wp-json/`: the WordPress site index, limited to our namespace.
+
+    Clients discover the namespace and the authentication scheme here (e.g. they look
+    for `tribe/events/v1` in `namespaces` and `application-passwords`).
+    """
+    site_url = site_url.rstrip("/")
+    site_api = rest_root.rstrip("/").removesuffix("/" + NAMESPACE)
+    return {
+        "name": name,
+        "description": description,
+        "url": site_url,
+        "home": site_url,
+        "namespaces": [NAMESPACE],
+        "authentication": {
+            "application-passwords": {
+                "endpoints": {
+                    "authorization": site_url + "/wp-admin/authorize-application.php",
+                },
+            },
+        },
+        "routes": dict(namespace_index_body["routes"]),
+        "_links": {"help": [{"href": "https://developer.wordpress.org/rest-api/"}],
+                   "up": [{"href": site_api + "/"}]},
+    }
+
+
+# ------------------------------------------------------------------------- /doc
+
+
+def _prop(type_: str, description: str, **extra: Any) -> dict[str, Any]:
+    return {"type": type_, "description": description, **extra}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+# Schemas that have no resource description: copied from the plugin's document.
+_FIXED_SCHEMAS: dict[str, dict[str, Any]] = {
+    "ImageSize": {
+        "width": _prop("integer", "The image width in pixels in the specified size"),
+        "height": _prop("integer", "The image height in pixels in the specified size"),
+        "mime-type": _prop("string", "The image mime-type"),
+        "url": {"type": "string", "format": "uri",
+                "description": "The link to the image in the specified size on the site"},
+    },
+    "CostDetails": {
+        "currency_symbol": _prop("string", "The cost currency symbol"),
+        # Trailing space and integer values: quirks of the plugin's document, kept.
+        "currency_position ": _prop(
+            "string", "The position of the currency symbol in the cost string",
+            enum=["prefix", "postfix"]),
+        "values": {"type": "array", "items": {"type": "integer"},
+                   "description": "A sorted array of all the numeric values for the cost"},
+    },
+    "Term": {
+        "id": _prop("integer", "The WordPress term ID"),
+        "name": _prop("string", "The term name"),
+        "slug": _prop("string", "The term slug"),
+        "taxonomy": _prop("string", "The taxonomy the term belongs to"),
+        "description": _prop("string", "The term description"),
+        "parent": _prop("integer", "The term parent term if any"),
+        "count": _prop("integer", "The number of posts associated with the term"),
+        "url": _prop("string", "The URL to the term archive page"),
+        "urls": {"type": "array", "items": {"type": "string"},
+                 "description": "A list of links to the term own, archive and parent REST URL"},
+    },
+    "Image": {
+        "url": {"type": "string", "format": "uri",
+                "description": "The URL to the full size version of the image"},
+        "id": _prop("integer", "The image WordPress post ID"),
+        "extension": _prop("string", "The image file extension"),
+        "width": _prop("integer", "The image natural width in pixels"),
+        "height": _prop("integer", "The image natural height in pixels"),
+        "sizes": _prop("array", "The details about each size available for the image",
+                       items=_ref("ImageSize")),
+    },
+    "DateDetails": {
+        part: _prop("integer", f"The date {part}")
+        for part in ("year", "month", "day", "hour", "minutes", "seconds")
+    },
+}
+
+
+def _lineage(noun: str) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"},
+            "description": f"An Array containing the lineage of where this {noun} comes "
+                           f"from, this should not change after the {noun} is created."}
+
+
+def _details(what: str) -> dict[str, Any]:
+    return _prop("array", f"An array of each component of the event {what}",
+                 items=_ref("DateDetails"))
+
+
+def _post_derived(noun: str, lineage_noun: str) -> dict[str, dict[str, Any]]:
+    """Representation members of events, venues and organizers that are no field."""
+    return {
+        "global_id": _prop("string",
+                           f"The {noun} ID used to globally identify in Event Aggregator"),
+        "global_id_lineage": _lineage(lineage_noun),
+        "modified_utc": _prop("string", f"The {noun} last modification date in UTC time"),
+        "url": _prop("string", f"The URL to the {noun} page"),
+    }
+
+
+# Members computed by the representation (not fields of resources.py), per schema.
+_DERIVED: dict[str, dict[str, dict[str, Any]]] = {
+    "events": _post_derived("event", "event") | {
+        "rest_url": _prop("string", "The TEC REST API link to fetch this event"),
+        "start_date_details": _details("start date"),
+        "end_date_details": _details("end date"),
+        "utc_start_date": _prop("string", "The event start date in UTC time"),
+        "utc_start_date_details": _details("start date in UTC time"),
+        "utc_end_date": _prop("string", "The event end date in UTC time"),
+        "utc_end_date_details": _details("end date in UTC time"),
+        "timezone_abbr": _prop("string", "The abbreviated event time zone string"),
+        "cost_details": _prop("array", "The event cost details", items=_ref("CostDetails")),
+    },
+    # Quirk kept: the plugin's venue lineage text speaks of an organizer.
+    "venues": _post_derived("venue", "organizer"),
+    "organizers": _post_derived("organizer", "organizer"),
+}
+
+# Member order of each schema as the plugin documents it; fields missing here follow.
+_SCHEMA_ORDER: dict[str, tuple[str, ...]] = {
+    "events": ("id", "global_id", "global_id_lineage", "author", "date", "date_utc",
+               "modified", "modified_utc", "status", "url", "rest_url", "title",
+               "description", "excerpt", "slug", "image", "all_day", "start_date",
+               "start_date_details", "end_date", "end_date_details", "utc_start_date",
+               "utc_start_date_details", "utc_end_date", "utc_end_date_details", "timezone",
+               "timezone_abbr", "cost", "cost_details", "website", "show_map",
+               "show_map_link", "hide_from_listings", "sticky", "featured", "categories",
+               "tags", "venue", "organizer"),
+    "venues": ("id", "global_id", "global_id_lineage", "author", "date", "date_utc",
+               "modified", "modified_utc", "status", "url", "venue", "description",
+               "excerpt", "slug", "image", "show_map", "show_map_link", "address", "city",
+               "country", "province", "state", "zip", "phone", "website", "stateprovince",
+               "geo_lat", "geo_lng"),
+    "organizers": ("id", "global_id", "global_id_lineage", "author", "date", "date_utc",
+                   "modified", "modified_utc", "status", "url", "organizer", "description",
+                   "excerpt", "slug", "image", "phone", "website", "email"),
+}
+
+# Stored fields the representation folds into another member (cost_details).
+_NOT_REPRESENTED = {"events": ("currency_symbol", "currency_position", "currency_code")}
+
+_SCHEMA_NAMES = {"events": "Event", "venues": "Venue", "organizers": "Organizer",
+                 "categories": "Term", "tags": "Term"}
+
+
+def _field_property(f: Field) -> dict[str, Any]:
+    """A field as a member of the read representation."""
+    desc = _sentence(f.description)
+    if f.type == "image":
+        return {"type": "object", "description": desc, **_ref("Image")}
+    if f.type == "link":
+        return {"type": "object", "description": desc, **_ref(_SCHEMA_NAMES[f.link])}
+    if f.type == "links":
+        return _prop("array", desc, items=_ref(_SCHEMA_NAMES[f.link]))
+    if f.type == "number":
+        return {"type": "number", "format": "double", "description": desc}
+    type_ = _ARG_TYPES.get(f.type) or "string"  # cost reads as a string ("$10")
+    return _prop(type_, desc)
+
+
+def _resource_schema(resource: Resource) -> dict[str, Any]:
+    derived = _DERIVED.get(resource.name, {})
+    skip = _NOT_REPRESENTED.get(resource.name, ())
+    order = _SCHEMA_ORDER.get(resource.name, ())
+    names = [n for n in order if n in derived or resource.field(n)]
+    names += [f.name for f in resource.fields if f.name not in order and f.name not in skip]
+    props = {}
+    for n in names:
+        f = resource.field(n)
+        props[n] = _field_property(f) if f is not None else derived[n]
+    return {"type": "object", "properties": props}
+
+
+def _schemas() -> dict[str, Any]:
+    out = {name: {"type": "object", "properties": props}
+           for name, props in _FIXED_SCHEMAS.items()}
+    for rname in ("events", "venues", "organizers"):
+        out[_SCHEMA_NAMES[rname]] = _resource_schema(RESOURCES[rname])
+    return out
+
+
+@dataclass(frozen=True)
+class _Wording:
+    """How the plugin's response texts name a resource."""
+
+    noun: str  # "event"
+    article: str  # "An"
+    plural: str  # "events"
+    id_kind: str  # "post ID" / "term ID"
+    not_found_by: str  # what "... with the specified X does not exist." says
+    list_found: str  # 200 of the list
+    list_missing: str = "The requested page was not found."
+    readable_403: bool = True  # reads can be refused (posts), terms are always public
+    documents_update: bool = True  # the plugin forgot the 200 of organizer updates
+    partial_note: bool = True  # our partial updates differ from the plugin's (design.md)
+
+
+_WORDING = {
+    "events": _Wording("event", "An", "events", "post ID", "ID",
+                       "Returns all the upcoming events matching the search criteria"),
+    "venues": _Wording("venue", "A", "venues", "post ID", "post ID",
+                       "Returns all the venues matching the search criteria"),
+    "organizers": _Wording("organizer", "An", "organizers", "post ID", "event",
+                           "Returns all the organizers matching the search criteria",
+                           documents_update=False),
+    "categories": _Wording("event category", "An", "event categories", "term ID", "term ID",
+                           "Returns all the event categories matching the search criteria",
+                           readable_403=False, partial_note=False),
+    "tags": _Wording("event tag", "An", "event tags", "term ID", "term ID",
+                     "Returns all the event tags matching the search criteria",
+                     "No event tags match the query or the requested page was not found.",
+                     readable_403=False, partial_note=False),
+}
+
+PARTIAL_UPDATE_NOTE = (
+    "Updates are partial: fields left out of the request keep their current values."
+)
+
+
+def _json(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {"content": {"application/json": {"schema": dict(schema)}}}
+
+
+def _doc_param(param: Param, where: str) -> dict[str, Any]:
+    if param.items is not None:
+        schema: dict[str, Any] = {"type": "array", "items": dict(param.items)}
+    else:
+        fallback = "number" if param.format == "double" else "string"
+        schema = {"type": param.doc_type or param.type or fallback}
+    out = {"in": where, "schema": schema, "description": param.description,
+           "required": param.required, "name": param.name}
+    if param.style:
+        out["style"] = param.style
+    return out
+
+
+def _body_property(arg: Mapping[str, Any]) -> dict[str, Any]:
+    """An index argument as a request body property (`/doc` keeps description + type)."""
+    if "items" in arg:
+        return {"description": arg["description"], "type": "array",
+                "items": dict(arg["items"])}
+    return {"description": arg["description"], "type": arg.get("type") or "string"}
+
+
+# The plugin documents organizer and category bodies with their path arguments first.
+_BODY_WITH_PATH = {"organizers", "categories"}
+
+
+def _single_ops(resource: Resource, kind: str, w: _Wording) -> dict[str, Any]:
+    schema = _ref(_SCHEMA_NAMES[resource.name])
+    path_params = SINGLE_ARGS[resource.name][kind]
+    params = [_doc_param(p, "path") for p in path_params]
+    spec_id = "ID" if w.id_kind == "post ID" else "term ID"
+    the = f"The {w.noun}"
+
+    get = {"200": {"description": f"Returns the data of the {w.noun} with the specified "
+                                   f"{w.id_kind}", **_json(schema)},
+           "400": {"description": f"{the} {w.id_kind} is missing."}}
+    if w.readable_403:
+        get["403"] = {"description": f"{the} with the specified ID is not accessible."}
+    get["404"] = {"description": f"{w.article} {w.noun} with the specified {w.not_found_by} "
+                                 "does not exist."}
+
+    body = write_args(resource, create=True)
+    if resource.name in _BODY_WITH_PATH:
+        body = _merge({p.name: _index_arg(p, {}) for p in path_params}, body)
+    post: dict[str, Any] = {}
+    if w.documents_update:
+        updated = f"Returns the data of the updated {w.noun}"
+        if w.partial_note:
+            updated += ". " + PARTIAL_UPDATE_NOTE
+        post["200"] = {"description": updated, **_json(schema)}
+    post["201"] = {"description": f"Returns the data of the created {w.noun}", **_json(schema)}
+    post["400"] = {"description": "A required parameter is missing or an input parameter is "
+                                  "in the wrong format"}
+    post["403"] = {"description": f"The user is not authorized to create {w.plural}"}
+
+    a = "an" if w.article == "An" else "a"
+    delete = {
+        "200": {"description": f"Deletes {a} {w.noun} and returns its data", **_json(schema)},
+        "400": {"description": f"{the} {w.id_kind} is missing or does not exist."},
+        "403": {"description": f"The current user cannot delete the {w.noun} with the "
+                               f"specified {spec_id}."},
+        "410": {"description": f"{the} with the specified {spec_id} has been deleted already."},
+        "500": {"description": f"{the} with the specified {spec_id} could not be deleted."},
+    }
+    return {
+        "get": {"parameters": params, "responses": get},
+        "post": {
+            "parameters": params,
+            "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {
+                "type": "object",
+                "properties": {n: _body_property(arg) for n, arg in body.items()},
+            }}}},
+            "responses": post,
+        },
+        "delete": {"parameters": params, "responses": delete},
+    }
+
+
+def _list_op(resource: Resource, w: _Wording) -> dict[str, Any]:
+    items = {"title": resource.name, "type": "array",
+             "items": _ref(_SCHEMA_NAMES[resource.name])}
+    return {"get": {
+        "parameters": [_doc_param(p, "query") for p in LIST_PARAMS[resource.name]],
+        # Quirk kept (spec 3.1): documented as a bare array, the body is an envelope.
+        "responses": {
+            "200": {"description": w.list_found, **_json(items)},
+            "400": {"description": "One or more of the specified query variables has a "
+                                   "bad format"},
+            "404": {"description": w.list_missing},
+        },
+    }}
+
+
+def openapi_document(server_url: str, defaults: Mapping[str, Any] | None = None) -> dict:
+    """Body of `GET /doc`.
+
+    `server_url`: scheme + host (no port, as the plugin) + REST path + "/". `defaults` is
+    accepted for symmetry with `namespace_index`; the plugin's document shows none.
+    """
+    del defaults  # the OpenAPI document lists no defaults
+    paths: dict[str, Any] = {"/doc": {"get": {"responses": {"200": {
+        "description": "Returns the documentation for The Events Calendar REST API in "
+                       "Swagger consumable format."}}}}}
+    for resource in RESOURCES.values():
+        w = _WORDING[resource.name]
+        base = f"/{resource.name}"
+        paths[base] = _list_op(resource, w)
+        paths[base + "/{id}"] = _single_ops(resource, "id", w)
+        if resource.by_slug:
+            paths[base + "/by-slug/{slug}"] = _single_ops(resource, "slug", w)
+    return {
+        "openapi": "3.0.0",
+        "info": {
+            "version": "1.0.0",
+            "title": "The Events Calendar REST API",
+            "description": "The Events Calendar REST API allows accessing upcoming events "
+                           "information easily and conveniently.",
+        },
+        "components": {"schemas": _schemas()},
+        "servers": [{"url": server_url}],
+        "paths": paths,
+    }

@@ -1,0 +1,158 @@
+"""Rendering stored text for the API: descriptions, excerpts and titles.
+
+Records keep what the editor wrote (Markdown or HTML). On output we imitate the
+WordPress filters clients are used to (spec 2.1, open point 7.8): `wpautop`-style
+paragraphs for HTML, Markdown otherwise, always sanitised; and `wptexturize` entities
+for titles.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+
+import markdown
+import nh3
+
+__all__ = ["plain_text", "render_excerpt", "render_html", "render_title"]
+
+_BLOCK_TAGS = (
+    "address|article|aside|blockquote|dd|details|div|dl|dt|fieldset|figcaption|figure|"
+    "footer|form|h[1-6]|header|hr|li|main|nav|ol|p|pre|section|summary|table|tbody|td|"
+    "tfoot|th|thead|tr|ul"
+)
+# Any opening or closing block tag means the editor wrote HTML, not Markdown.
+_HAS_BLOCK = re.compile(rf"</?(?:{_BLOCK_TAGS})(?:\s[^>]*)?/?>", re.IGNORECASE)
+_BEFORE_BLOCK = re.compile(rf"(<(?:{_BLOCK_TAGS})[\s/>])", re.IGNORECASE)
+_AFTER_BLOCK = re.compile(rf"(</(?:{_BLOCK_TAGS})>)", re.IGNORECASE)
+_ANY_BLOCK = re.compile(rf"</?(?:{_BLOCK_TAGS})[\s/>]", re.IGNORECASE)
+_P_BEFORE_BLOCK = re.compile(rf"<p>\s*(</?(?:{_BLOCK_TAGS})[\s/>])", re.IGNORECASE)
+_P_AFTER_BLOCK = re.compile(rf"(</?(?:{_BLOCK_TAGS})[^>]*>)\s*</p>", re.IGNORECASE)
+_BLANK_LINE = re.compile(r"\n\s*\n")
+
+_ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "caption", "cite", "code", "dd", "del",
+    "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5",
+    "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s",
+    "small", "span", "strong", "sub", "sup", "table", "tbody", "td", "tfoot", "th",
+    "thead", "tr", "u", "ul",
+}  # fmt: skip
+_ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "abbr": {"title"},
+    "img": {"src", "alt", "width", "height", "title"},
+    "ol": {"start"},
+    "td": {"colspan", "rowspan"},
+    "th": {"colspan", "rowspan", "scope"},
+}
+# No javascript:, data:, vbscript: ...; relative URLs are kept by nh3.
+_URL_SCHEMES = {"http", "https", "mailto", "tel"}
+
+_MARKDOWN_EXTENSIONS = ["extra", "sane_lists"]
+
+
+def _sanitize(fragment: str) -> str:
+    return nh3.clean(
+        fragment,
+        tags=_ALLOWED_TAGS,
+        # Drop the content of these too, not just the tags.
+        clean_content_tags={"script", "style", "iframe", "object", "embed", "template"},
+        attributes=_ALLOWED_ATTRIBUTES,
+        url_schemes=_URL_SCHEMES,
+        strip_comments=True,
+        link_rel="noopener noreferrer",
+    ).strip()
+
+
+def _autop(text: str) -> str:
+    """A small `wpautop`: wrap text that is not inside block-level markup in ``<p>``.
+
+    Same idea as WordPress: put blank lines around block tags, wrap every blank-line
+    separated chunk in ``<p>``, then drop the ``<p>`` that ended up hugging a block
+    tag. Single line breaks in pure-text paragraphs become ``<br />``.
+    """
+    text = _BEFORE_BLOCK.sub(r"\n\n\1", text)
+    text = _AFTER_BLOCK.sub(r"\1\n\n", text)
+    out = []
+    for chunk in _BLANK_LINE.split(text):
+        chunk = chunk.strip()
+        if not chunk:
+            continue
+        if not _ANY_BLOCK.search(chunk):
+            chunk = chunk.replace("\n", "<br />\n")
+        chunk = "<p>" + chunk + "</p>"
+        chunk = _P_BEFORE_BLOCK.sub(r"\1", chunk)
+        chunk = _P_AFTER_BLOCK.sub(r"\1", chunk)
+        out.append(chunk)
+    return "\n".join(out)
+
+
+def render_html(text: str | None) -> str:
+    """Safe HTML for a stored description (Markdown or HTML), trimmed; ``""`` if empty."""
+    if not text or not text.strip():
+        return ""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _HAS_BLOCK.search(text):
+        rendered = _autop(text)
+    else:
+        rendered = markdown.markdown(text, extensions=_MARKDOWN_EXTENSIONS)
+    return _sanitize(rendered)
+
+
+def render_excerpt(text: str | None) -> str:
+    """Excerpts follow the same rules: a plain line becomes ``<p>...</p>``."""
+    return render_html(text)
+
+
+# ---- titles: the_title filters (wptexturize + escaping), simplified
+
+_BARE_AMP = re.compile(r"&(?!(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX][0-9A-Fa-f]+);)")
+# An opening quote follows the start, whitespace, an opening bracket or a dash.
+_OPENS = r"(?:^|(?<=[\s(\[{\-]))"
+_OPEN_SINGLE = re.compile(_OPENS + r"'(?=[^\s'])")
+_DECADE = re.compile(_OPENS + r"'(?=\d\ds\b)")
+_OPEN_DOUBLE = re.compile(_OPENS + r'"(?=[^\s"])')
+
+
+def render_title(text: str) -> str:
+    """Title as WordPress prints it: ``Ann's`` -> ``Ann&#8217;s``, ``&`` -> ``&#038;``."""
+    if not text:
+        return ""
+    # Existing entities are kept; a bare ampersand gets WordPress's numeric form.
+    out = _BARE_AMP.sub("&#038;", text)
+    out = out.replace("<", "&lt;").replace(">", "&gt;")
+    # Dashes and ellipsis (longest first, as in wptexturize's static table).
+    out = out.replace("---", "&#8212;").replace(" -- ", " &#8212; ")
+    out = out.replace("--", "&#8211;").replace(" - ", " &#8211; ")
+    out = out.replace("...", "&#8230;")
+    # Quotes: decades ('90s) and apostrophes close, quotes after a space open.
+    out = _DECADE.sub("&#8217;", out)
+    out = _OPEN_SINGLE.sub("&#8216;", out)
+    out = out.replace("'", "&#8217;")
+    out = _OPEN_DOUBLE.sub("&#8220;", out)
+    out = out.replace('"', "&#8221;")
+    return out.strip()
+
+
+# ---- plain text for search and feeds
+
+_DROP_WITH_CONTENT = re.compile(
+    r"<(script|style|template)\b[^>]*>.*?(?:</\1\s*>|\Z)", re.IGNORECASE | re.DOTALL
+)
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_BREAKING_TAG = re.compile(rf"</?(?:{_BLOCK_TAGS}|br)\b[^>]*>", re.IGNORECASE)
+_ANY_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def plain_text(html: str) -> str:
+    """Text content of an HTML fragment: tags removed, entities decoded, spaces collapsed."""
+    if not html:
+        return ""
+    text = _DROP_WITH_CONTENT.sub(" ", html)
+    text = _COMMENT.sub(" ", text)
+    # Block boundaries separate words; inline tags ("<b>x</b>y") do not.
+    text = _BREAKING_TAG.sub(" ", text)
+    text = _ANY_TAG.sub("", text)
+    text = _html.unescape(text)
+    return _WHITESPACE.sub(" ", text).strip()

@@ -1,0 +1,166 @@
+"""Records as the app holds them, and their conversion from and to file mappings.
+
+A record's `data` is keyed by interface field names and holds plain Python values:
+datetimes are naive wall-clock times, links are slugs. The file side uses the YAML
+keys and order of the resource description.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from . import dates
+from .resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
+
+
+@dataclass(slots=True)
+class Record:
+    collection: str
+    data: dict
+    path: str  # relative to the content root
+
+    @property
+    def resource(self) -> Resource:
+        return RESOURCES[self.collection]
+
+    @property
+    def id(self) -> int:
+        return self.data["id"]
+
+    @property
+    def slug(self) -> str:
+        return self.data["slug"]
+
+    @property
+    def status(self) -> str:
+        return self.data.get("status", "publish")
+
+    @property
+    def name(self) -> str:
+        return self.data.get(self.resource.title_field) or ""
+
+    def get(self, name: str, default: object = None) -> object:
+        value = self.data.get(name)
+        return default if value is None else value
+
+
+class RecordError(ValueError):
+    """A file whose content does not make a valid record."""
+
+    def __init__(self, message: str, key: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.key = key
+
+
+def line_of(text: str, key: str) -> int:
+    """1-based line of a top-level key in a file's text (0 when not found)."""
+    if not key:
+        return 0
+    match = re.search(rf"^{re.escape(key)}\s*:", text, re.MULTILINE)
+    return text.count("\n", 0, match.start()) + 1 if match else 0
+
+
+# Hand-written dates may leave out the seconds or the whole time.
+_LOCAL = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?")
+
+
+def _as_datetime(value: object, key: str) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None, microsecond=0) if value.tzinfo is None else (
+            value.astimezone(dt.UTC).replace(tzinfo=None, microsecond=0))
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    if isinstance(value, str):
+        match = _LOCAL.fullmatch(value.strip())
+        if match:
+            try:
+                return dt.datetime(*(int(g or 0) for g in match.groups()))
+            except ValueError:
+                pass
+    raise RecordError(f"{key}: {value!r} is not a date like 2027-03-05 19:30:00", key)
+
+
+def _coerce(field: Field, value: object) -> object:
+    key = field.yaml_key
+    kind = field.type
+    if kind in ("string", "text", "url", "image", "timezone", "link"):
+        if isinstance(value, (bool, dict | list)):
+            raise RecordError(f"{key}: expected text, got {type(value).__name__}", key)
+        value = str(value)
+        if kind == "timezone":
+            try:
+                dates.zone(value)
+            except dates.DateError:
+                raise RecordError(f"{key}: unknown timezone {value!r}", key) from None
+        return value
+    if kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise RecordError(f"{key}: expected a whole number, got {value!r}", key)
+        return value
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise RecordError(f"{key}: expected a number, got {value!r}", key)
+        return float(value)
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            raise RecordError(f"{key}: expected true or false, got {value!r}", key)
+        return value
+    if kind == "datetime":
+        return _as_datetime(value, key)
+    if kind == "status":
+        if value not in STATUSES:
+            raise RecordError(f"{key}: {value!r} is not one of {', '.join(STATUSES)}", key)
+        return value
+    if kind == "links":
+        items = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in items):
+            raise RecordError(f"{key}: expected a list of slugs", key)
+        return [str(v) for v in items]
+    if kind == "cost":
+        if isinstance(value, (bool, dict)):
+            raise RecordError(f"{key}: expected text, a number or a list of them", key)
+        if isinstance(value, list):
+            return [str(v) for v in value]
+        return str(value)
+    raise AssertionError(f"unknown field type {kind}")
+
+
+def from_file(collection: str, raw: dict, path: str) -> Record:
+    """Validate and normalize a parsed file into a record."""
+    resource = RESOURCES[collection]
+    by_key = {f.yaml_key: f for f in yaml_fields(resource)}
+    unknown = [k for k in raw if k not in by_key]
+    if unknown:
+        raise RecordError(f"unknown key {unknown[0]!r}", str(unknown[0]))
+    data: dict = {}
+    for key, value in raw.items():
+        if value is None:
+            continue
+        field = by_key[key]
+        data[field.name] = _coerce(field, value)
+    stem = path.rsplit("/", 1)[-1].removesuffix(".yaml")
+    data.setdefault("slug", stem)
+    for name in ("id", resource.title_field) + resource.required_fields:
+        if name not in data:
+            raise RecordError(f"missing required key {resource.field(name).yaml_key!r}",
+                              resource.field(name).yaml_key)
+    if collection == "events" and data["end_date"] < data["start_date"]:
+        raise RecordError("end_date is before start_date", "end_date")
+    return Record(collection, data, path)
+
+
+def to_file(record: Record) -> dict:
+    """The canonical file mapping of a record: description order, no empty values."""
+    out: dict = {}
+    for field in yaml_fields(record.resource):
+        value = record.data.get(field.name)
+        if value is None or value == [] and field.type == "links":
+            continue
+        if field.default is not None and value == field.default and field.name not in (
+                "status",):
+            continue
+        out[field.yaml_key] = value
+    return out

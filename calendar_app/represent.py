@@ -1,0 +1,345 @@
+"""The JSON representation of records, exactly as the plugin shapes it.
+
+Both the HTTP interface and the static builder call these functions, so a JSON
+snapshot is byte for byte the live response. The same code writes the schema.org
+JSON-LD of the site's event pages.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import struct
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from . import cost, dates, markup
+from .catalog import Catalog
+from .records import Record
+
+_HIDDEN = ("draft", "pending", "future", "trash", "private")
+_POST_TYPES = {"events": "tribe_events", "venues": "tribe_venue",
+               "organizers": "tribe_organizer"}
+_PUBLIC_PATHS = {"events": "event", "venues": "venue", "organizers": "organizer"}
+
+
+def dumps(body: object) -> str:
+    """WordPress's JSON: ASCII with \\uXXXX escapes and escaped slashes."""
+    return json.dumps(body, ensure_ascii=True).replace("/", "\\/")
+
+
+class Representer:
+    def __init__(self, catalog: Catalog, site_url: str, rest_root: str) -> None:
+        self.catalog = catalog
+        self.site_url = site_url.rstrip("/") + "/"
+        self.rest_root = rest_root.rstrip("/")
+        parts = urlsplit(self.site_url)
+        self.global_origin = (parts.hostname or "") + parts.path.rstrip("/")
+
+    @property
+    def settings(self) -> dict:
+        return self.catalog.settings
+
+    # -- shared members --------------------------------------------------------
+    def url(self, record: Record) -> str:
+        if record.resource.is_term:
+            return self._term_url(record)
+        if record.status in _HIDDEN:
+            return f"{self.site_url}?post_type={_POST_TYPES[record.collection]}&p={record.id}"
+        return f"{self.site_url}{_PUBLIC_PATHS[record.collection]}/{record.slug}/"
+
+    def rest_url(self, record: Record) -> str:
+        return f"{self.rest_root}/{record.collection}/{record.id}"
+
+    def _global(self, record: Record) -> dict:
+        gid = f"{self.global_origin}?id={record.id}"
+        return {"global_id": gid, "global_id_lineage": [gid]}
+
+    def _post_head(self, record: Record) -> dict:
+        site_zone = dates.zone(str(self.settings.get("timezone") or "UTC"))
+        date = record.get("date") or record.get("modified") or dt.datetime(1970, 1, 1)
+        modified = record.get("modified") or date
+        draft = record.status in ("draft", "pending") and not record.get("date")
+        return {
+            "id": record.id,
+            "author": str(record.get("author", 0)),
+            "status": record.status,
+            "date": dates.fmt(date),
+            "date_utc": "0000-00-00 00:00:00" if draft else dates.fmt(
+                dates.to_utc(date, site_zone)),
+            "modified": dates.fmt(modified),
+            "modified_utc": dates.fmt(dates.to_utc(modified, site_zone)),
+            "url": self.url(record),
+        }
+
+    def image(self, value: str | None) -> dict | bool:
+        if not value:
+            return False
+        if value.startswith(("http://", "https://")):
+            extension = Path(urlsplit(value).path).suffix.lstrip(".").lower()
+            return {"url": value, "id": 0, "extension": extension}
+        path = self.catalog.tree.root / value
+        body: dict = {"url": self.site_url + value, "id": 0,
+                      "extension": path.suffix.lstrip(".").lower()}
+        try:
+            stat = path.stat()
+        except OSError:
+            return body
+        width, height = _image_size(str(path), stat.st_mtime_ns)
+        if width:
+            body.update(width=width, height=height)
+        body["filesize"] = stat.st_size
+        return body
+
+    # -- events -------------------------------------------------------------
+    def event(self, record: Record, single: bool = False) -> dict:
+        tzname = str(record.get("timezone") or self.settings.get("timezone") or "UTC")
+        zone = dates.zone(tzname)
+        start, end = record.data["start_date"], record.data["end_date"]
+        utc_start, utc_end = dates.to_utc(start, zone), dates.to_utc(end, zone)
+        stored = record.get("cost")
+        symbol = record.get("currency_symbol") or self.settings.get("currency_symbol", "$")
+        position = record.get("currency_position") or self.settings.get(
+            "currency_position", "prefix")
+        website = record.data.get("website")
+        venues = self.catalog.resolve("venues", record.get("venue"))
+        body = {
+            "id": record.id, **self._global(record),
+            **{k: v for k, v in self._post_head(record).items() if k != "id"},
+            "rest_url": self.rest_url(record),
+            "title": markup.render_title(record.name),
+            "description": markup.render_html(record.get("description")),
+            "excerpt": markup.render_excerpt(record.get("excerpt")),
+            "slug": record.slug,
+            "image": self.image(record.get("image")),
+            "all_day": bool(record.get("all_day", False)),
+            "start_date": dates.fmt(start),
+            "start_date_details": dates.details(start),
+            "end_date": dates.fmt(end),
+            "end_date_details": dates.details(end),
+            "utc_start_date": dates.fmt(utc_start),
+            "utc_start_date_details": dates.details(utc_start),
+            "utc_end_date": dates.fmt(utc_end),
+            "utc_end_date_details": dates.details(utc_end),
+            "timezone": tzname,
+            "timezone_abbr": dates.abbreviation(start, zone, tzname),
+            "cost": cost.format_cost(stored, symbol, position),
+            "cost_details": cost.cost_details(stored, str(record.get("currency_code") or "")),
+            "website": self.url(record) if website is None else html.escape(website),
+            "show_map": bool(record.get("show_map", False)),
+            "show_map_link": bool(record.get("show_map_link", False)),
+            "hide_from_listings": bool(record.get("hide_from_listings", False)),
+            "sticky": bool(record.get("sticky", False)),
+            "featured": bool(record.get("featured", False)),
+            "categories": self._embedded_terms("categories", record.get("categories")),
+            "tags": self._embedded_terms("tags", record.get("tags")),
+            "venue": (self.venue(venues[0], single) if len(venues) == 1 else
+                      [self.venue(v, single) for v in venues]),
+            "organizer": [self.organizer(o, single)
+                          for o in self.catalog.resolve("organizers", record.get("organizer"))],
+            "custom_fields": [],
+        }
+        if single:
+            body["json_ld"] = self.event_json_ld(record, body)
+        return body
+
+    # -- venues and organizers ---------------------------------------------------
+    def _linked_post(self, record: Record, fields: tuple[str, ...]) -> dict:
+        head = self._post_head(record)
+        body = {"id": record.id, **{k: v for k, v in head.items() if k != "id"},
+                record.resource.title_field: markup.render_title(record.name),
+                "description": markup.render_html(record.get("description")),
+                "excerpt": markup.render_excerpt(record.get("excerpt")),
+                "slug": record.slug,
+                "image": self.image(record.get("image"))}
+        for name in fields:
+            body[name] = record.get(name, "")
+        # The plugin drops every empty member of venues and organizers.
+        return {k: v for k, v in body.items() if v not in ("", "0", False, 0, [], None)
+                or k == "id"}
+
+    def venue(self, record: Record, single: bool = False) -> dict:
+        body = self._linked_post(record, ("address", "city", "country", "province", "state",
+                                          "zip", "phone", "website", "stateprovince"))
+        if record.get("geo_lat") and record.get("geo_lng"):
+            body["geo_lat"] = record.data["geo_lat"]
+            body["geo_lng"] = record.data["geo_lng"]
+        if single and record.status == "publish":
+            body["json_ld"] = self.venue_json_ld(record)
+        body["show_map"] = bool(record.get("show_map", True))
+        body["show_map_link"] = bool(record.get("show_map_link", True))
+        body.update(self._global(record))
+        return body
+
+    def organizer(self, record: Record, single: bool = False) -> dict:
+        body = self._linked_post(record, ("phone", "website", "email"))
+        if single and record.status == "publish":
+            body["json_ld"] = self.organizer_json_ld(record)
+        body.update(self._global(record))
+        return body
+
+    # -- terms ---------------------------------------------------------------
+    def _term_url(self, record: Record) -> str:
+        if record.collection == "tags":
+            return f"{self.site_url}tag/{record.slug}/"
+        chain = [record.slug]
+        parent = self.catalog.by_slug("categories", record.get("parent") or "")
+        while parent is not None and parent.slug not in chain:
+            chain.insert(0, parent.slug)
+            parent = self.catalog.by_slug("categories", parent.get("parent") or "")
+        return f"{self.site_url}events/category/{'/'.join(chain)}/"
+
+    def _term_links(self, record: Record) -> tuple[int, dict]:
+        parent = self.catalog.by_slug("categories", record.get("parent") or "") if (
+            record.collection == "categories") else None
+        urls = {"self": self.rest_url(record),
+                "collection": f"{self.rest_root}/{record.collection}"}
+        if parent is not None:
+            urls["up"] = self.rest_url(parent)
+        return (parent.id if parent else 0), urls
+
+    def _embedded_terms(self, collection: str, slugs: object) -> list[dict]:
+        terms = sorted(self.catalog.resolve(collection, slugs), key=lambda t: t.name.lower())
+        out = []
+        for term in terms:
+            parent_id, urls = self._term_links(term)
+            out.append({"name": term.name, "slug": term.slug, "term_group": 0,
+                        "term_taxonomy_id": term.id, "taxonomy": term.resource.taxonomy,
+                        "description": term.get("description", ""), "parent": parent_id,
+                        "count": self.catalog.term_count(term), "filter": "raw",
+                        "id": term.id, "urls": urls})
+        return out
+
+    def term(self, record: Record, single: bool = False, allow: tuple[str, ...] = ("GET",)
+             ) -> dict:
+        parent_id, urls = self._term_links(record)
+        body: dict = {"id": record.id, "count": self.catalog.term_count(record),
+                      "description": record.get("description", ""), "name": record.name,
+                      "slug": record.slug, "taxonomy": record.resource.taxonomy}
+        if record.collection == "categories":
+            body["parent"] = parent_id
+        body.update(meta=[], url=self.url(record), urls=urls)
+        if single:
+            body["_links"] = self._wp_links(record, parent_id, allow)
+        return body
+
+    def _wp_links(self, record: Record, parent_id: int, allow: tuple[str, ...]) -> dict:
+        wp = self.site_url + "wp-json/wp/v2/"
+        base = "tags" if record.collection == "tags" else "tribe_events_cat"
+        query = "tags" if record.collection == "tags" else "tribe_events_cat"
+        links: dict = {
+            "self": [{"href": f"{wp}{base}/{record.id}", "targetHints": {"allow": list(allow)}}],
+            "collection": [{"href": f"{wp}{base}"}],
+            "about": [{"href": f"{wp}taxonomies/{record.resource.taxonomy}"}],
+        }
+        if parent_id:
+            links["up"] = [{"embeddable": True, "href": f"{wp}{base}/{parent_id}"}]
+        links["wp:post_type"] = [{"href": f"{wp}tribe_events?{query}={record.id}"}]
+        links["curies"] = [{"name": "wp", "href": "https://api.w.org/{rel}", "templated": True}]
+        return links
+
+    def represent(self, record: Record, single: bool = False) -> dict:
+        if record.collection == "events":
+            return self.event(record, single)
+        if record.collection == "venues":
+            return self.venue(record, single)
+        if record.collection == "organizers":
+            return self.organizer(record, single)
+        return self.term(record, single)
+
+    # -- schema.org JSON-LD --------------------------------------------------
+    def venue_json_ld(self, record: Record) -> dict:
+        body = {"@type": "Place", "name": record.name,
+                "description": markup.plain_text(markup.render_html(record.get("description"))),
+                "url": "",
+                "address": {"@type": "PostalAddress",
+                            "streetAddress": record.get("address", ""),
+                            "addressLocality": record.get("city", ""),
+                            "addressRegion": record.get("stateprovince") or record.get(
+                                "state") or record.get("province", ""),
+                            "postalCode": record.get("zip", ""),
+                            "addressCountry": record.get("country", "")},
+                "telephone": record.get("phone", ""),
+                "sameAs": record.get("website", "")}
+        if record.get("geo_lat") is not None and record.get("geo_lng") is not None:
+            body["geo"] = {"@type": "GeoCoordinates", "latitude": record.data["geo_lat"],
+                           "longitude": record.data["geo_lng"]}
+        return body
+
+    def organizer_json_ld(self, record: Record) -> dict:
+        email = str(record.get("email", ""))
+        return {"@type": "Person", "name": record.name,
+                "description": markup.plain_text(markup.render_html(record.get("description"))),
+                "url": record.get("website", ""), "telephone": record.get("phone", ""),
+                # Entity-encoded against address harvesters, deterministically.
+                "email": "".join(f"&#{ord(c)};" for c in email),
+                "sameAs": record.get("website", "")}
+
+    def event_json_ld(self, record: Record, body: dict | None = None) -> dict:
+        body = body or self.event(record)
+        zone = dates.zone(body["timezone"])
+        start, end = record.data["start_date"], record.data["end_date"]
+        summary = body["excerpt"] or markup.render_excerpt(
+            markup.plain_text(body["description"])[:300])
+        ld: dict = {"@context": "http://schema.org", "@type": "Event",
+                    "name": markup.plain_text(body["title"]),
+                    "description": html.escape(summary, quote=False) + "\\n"}
+        if body["image"]:
+            ld["image"] = body["image"]["url"]
+        ld.update({
+            "url": self.url(record),
+            "eventAttendanceMode": "https://schema.org/OfflineEventAttendanceMode",
+            "eventStatus": "https://schema.org/EventScheduled",
+            "startDate": (start.date().isoformat() if body["all_day"]
+                          else dates.offset_iso(start, zone)),
+            "endDate": (end.date().isoformat() if body["all_day"]
+                        else dates.offset_iso(end, zone)),
+        })
+        venues = self.catalog.resolve("venues", record.get("venue"))
+        if venues:
+            ld["location"] = self.venue_json_ld(venues[0])
+        organizers = self.catalog.resolve("organizers", record.get("organizer"))
+        if organizers:
+            ld["organizer"] = self.organizer_json_ld(organizers[0])
+        price = cost.lowest_price(record.get("cost"))
+        if price is not None:
+            ld["offers"] = {"@type": "Offer", "price": price,
+                            "priceCurrency": record.get("currency_code") or self.settings.get(
+                                "currency_code", "USD"),
+                            "url": self.url(record), "category": "primary",
+                            "availability": "inStock",
+                            "validFrom": dates.offset_iso(
+                                (record.get("date") or start).replace(hour=0, minute=0,
+                                                                      second=0),
+                                dates.zone(str(self.settings.get("timezone") or "UTC")))}
+        ld["performer"] = "Organization"
+        return ld
+
+
+@lru_cache(maxsize=1024)
+def _image_size(path: str, _mtime: int) -> tuple[int, int]:
+    """Width and height from a PNG, GIF or JPEG header; (0, 0) when unknown."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64 * 1024)
+    except OSError:
+        return 0, 0
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and len(head) >= 24:
+        return struct.unpack(">II", head[16:24])
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return struct.unpack("<HH", head[6:10])
+    if head[:2] == b"\xff\xd8":
+        i = 2
+        while i + 9 < len(head):
+            if head[i] != 0xFF:
+                i += 1
+                continue
+            marker = head[i + 1]
+            size = struct.unpack(">H", head[i + 2:i + 4])[0]
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                height, width = struct.unpack(">HH", head[i + 5:i + 9])
+                return width, height
+            i += 2 + size
+    return 0, 0

@@ -1,0 +1,717 @@
+"""The rules of the calendar, independent of HTTP: validating request bodies against the
+resource descriptions, defaults, slugs, ids, links between records, permissions, and
+turning each write into files plus one git commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from . import dates, errors, slugs, yamlfile
+from .catalog import EVENT_LINKS, Catalog
+from .clock import Clock
+from .errors import ApiError
+from .records import Record, to_file
+from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
+from .users import User, UserStore
+
+_TRUE = {"true", "1", "yes", "on"}
+_URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
+_MEDIA = re.compile(r"media/[A-Za-z0-9._/-]+")
+
+
+def parse_bool(value: object) -> bool | None:
+    """The WordPress REST boolean: true/false, "true"/"false", "1"/"0", 1/0."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+        return value.lower() in ("true", "1")
+    return None
+
+
+def truthy(value: object) -> bool:
+    """Loose truthiness of text flags (venue show_map, strict_dates, ...)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in _TRUE
+
+
+@dataclass
+class Write:
+    """Files to change in one commit; records to put into (or take out of) the catalog."""
+
+    message: str
+    texts: dict[str, str | None] = field(default_factory=dict)  # path -> text, None = remove
+    renames: list[tuple[str, str]] = field(default_factory=list)
+    put: list[Record] = field(default_factory=list)
+    drop: list[Record] = field(default_factory=list)
+    retire: list[int] = field(default_factory=list)
+
+
+class Service:
+    def __init__(self, catalog: Catalog, users: UserStore, clock: Clock) -> None:
+        self.catalog = catalog
+        self.users = users
+        self.clock = clock
+
+    # -- time --------------------------------------------------------------
+    @property
+    def site_zone_name(self) -> str:
+        return str(self.catalog.settings.get("timezone") or "UTC")
+
+    def site_now(self) -> dt.datetime:
+        return dates.from_utc(self.clock().astimezone(dt.UTC).replace(tzinfo=None),
+                              dates.zone(self.site_zone_name))
+
+    # -- permissions -------------------------------------------------------
+    @staticmethod
+    def require(user: User | None, capability: str) -> User:
+        if user is None:
+            raise errors.forbidden(False)
+        if not user.can(capability):
+            raise errors.forbidden(True)
+        return user
+
+    def may_edit(self, user: User, record: Record, verb: str = "edit") -> bool:
+        if record.resource.is_term:
+            return user.can("manage_terms")
+        own = record.get("author", 0) == user.id
+        published = record.status in ("publish", "future", "private")
+        if not own and not user.can(f"{verb}_others"):
+            return False
+        return not published or user.can(f"{verb}_published")
+
+    def may_read(self, user: User | None, record: Record) -> bool:
+        if record.status == "publish" or record.resource.is_term:
+            return True
+        if user is None:
+            return False
+        if record.status == "private":
+            return user.can("read_private") or record.get("author") == user.id
+        return user.can("edit") and (record.get("author") == user.id
+                                     or user.can("edit_others"))
+
+    # -- writes --------------------------------------------------------------
+    def create(self, collection: str, body: dict, user: User | None) -> tuple[Record, bool]:
+        """Create a record; returns it and whether it is new (False: duplicate reused)."""
+        resource = RESOURCES[collection]
+        missing = [n for n in resource.required_fields if _absent(body.get(n))]
+        if missing:
+            raise errors.missing(missing)
+        values = self._validate(resource, body, None)
+        self._check_write_permission(resource, user, None, "edit")
+        with self.catalog.tree.locked():
+            write = Write("")
+            if collection in ("venues", "organizers"):
+                existing = self._duplicate(resource, values)
+                if existing is not None:
+                    record = self._apply_update(existing, values, user, write)
+                    write.message = f"{collection}: update {record.name!r} (#{record.id})"
+                    self._commit(write, user)
+                    return record, False
+            record = self._new_record(resource, values, user, write)
+            write.message = f'{collection}: create "{record.name}" (#{record.id})'
+            self._commit(write, user)
+        return record, True
+
+    def update(self, record: Record, body: dict, user: User | None) -> Record:
+        resource = record.resource
+        values = self._validate(resource, body, record)
+        self._check_write_permission(resource, user, record, "edit")
+        with self.catalog.tree.locked():
+            current = self.catalog.get(record.id) or record
+            write = Write(f'{resource.name}: update "{current.name}" (#{current.id})')
+            updated = self._apply_update(current, values, user, write)
+            if updated.name != current.name:
+                write.message = (f'{resource.name}: update "{updated.name}" '
+                                 f'(was "{current.name}") (#{current.id})')
+            self._commit(write, user)
+        return updated
+
+    def delete(self, record: Record, user: User | None, force: bool) -> Record:
+        """Trash (events, venues, organizers) or remove; returns the record as answered."""
+        resource = record.resource
+        self._check_write_permission(resource, user, record, "delete")
+        with self.catalog.tree.locked():
+            current = self.catalog.get(record.id) or record
+            if resource.trashable and current.status == "trash" and not force:
+                raise ApiError(410, f"{resource.singular}-is-in-trash",
+                               f"The {resource.singular} is already trashed")
+            write = Write("")
+            if resource.trashable and not force:
+                values = {"status": "trash"}
+                result = self._apply_update(current, values, user, write, trashing=True)
+                write.message = f'{resource.name}: trash "{current.name}" (#{current.id})'
+            else:
+                result = current
+                self._unlink_everywhere(current, write)
+                write.texts[current.path] = None
+                write.drop.append(current)
+                write.retire.append(current.id)
+                write.message = f'{resource.name}: delete "{current.name}" (#{current.id})'
+            self._commit(write, user)
+        return result
+
+    def _check_write_permission(self, resource: Resource, user: User | None,
+                                record: Record | None, verb: str) -> None:
+        if resource.is_term:
+            self.require(user, "edit")
+            self.require(user, "manage_terms")
+            return
+        user = self.require(user, verb)
+        if record is not None and not self.may_edit(user, record, verb):
+            raise errors.forbidden(True)
+
+    # -- validation ----------------------------------------------------------
+    def _validate(self, resource: Resource, body: dict, record: Record | None) -> dict:
+        """Check every known field in the body; returns normalized values by field name.
+
+        Several bad fields are reported together, as WordPress does.
+        """
+        bad: dict[str, str] = {}
+        details: dict = {}
+        values: dict = {}
+        if resource.is_term and not resource.hierarchical and "parent" in body:
+            raise ApiError(400, "rest_taxonomy_not_hierarchical",
+                           "Can not set resource parent, taxonomy is not hierarchical.")
+        for f in resource.writable_fields:
+            if f.name not in body and not (f.name == "date" and "date_utc" in body):
+                continue
+            raw = body.get(f.name)
+            try:
+                values[f.name] = self._field_value(resource, f, raw, body, record)
+            except errors.ApiError as exc:
+                bad.update(exc.data.get("params", {f.name: exc.message}))
+                if isinstance(exc.data.get("details"), dict):
+                    details.update(exc.data["details"])
+        if "date_utc" in body and "date" not in body:
+            try:
+                utc = self._parse_date("date_utc", body["date_utc"], dates.zone("UTC"))
+                values["date"] = dates.from_utc(utc, dates.zone(self.site_zone_name))
+            except errors.ApiError as exc:
+                bad.update(exc.data["params"])
+        if bad:
+            raise errors.invalid(bad, details)
+        if resource is EVENTS:
+            self._event_dates(values, body, record)
+        return values
+
+    def _field_value(self, resource: Resource, f: Field, raw: object, body: dict,
+                     record: Record | None) -> object:
+        name = f.name
+        kind = f.type
+        if kind in ("string", "text", "url", "image", "timezone", "datetime", "status"):
+            if raw is None:
+                raw = ""
+            if not isinstance(raw, str):
+                raise errors.wrong_type(name, "string")
+        if kind == "string":
+            value = raw.strip() if name in (resource.title_field, "slug") else raw
+            if name in (resource.title_field, "slug") and not value:
+                raise errors.invalid({name: "Invalid parameter."})
+            if name == "slug":
+                return self._clean_slug(resource, value, record)
+            if resource.is_term and name == "description" or value:
+                return value
+            return "" if record is not None else None
+        if kind == "text":
+            if not raw.strip():
+                raise errors.invalid({name: "Invalid parameter."})
+            return raw
+        if kind == "integer":
+            if isinstance(raw, bool) or not (isinstance(raw, int) or
+                                             isinstance(raw, str) and raw.isdigit()):
+                raise errors.wrong_type(name, "integer")
+            if name == "author" and self.users.get(int(raw)) is None:
+                raise errors.invalid({name: "Invalid parameter."})
+            return int(raw)
+        if kind == "number":
+            try:
+                number = float(raw)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise errors.wrong_type(name, "number") from None
+            limit = 90 if name == "geo_lat" else 180
+            if not -limit <= number <= limit:
+                raise errors.invalid({name: "Invalid parameter."})
+            return number
+        if kind == "boolean":
+            if resource.name == "venues":  # venue map flags are loose text flags
+                return truthy(raw)
+            value = parse_bool(raw)
+            if value is None:
+                raise errors.wrong_type(name, "boolean")
+            return value
+        if kind == "status":
+            if raw not in STATUSES:
+                raise errors.invalid({name: "Invalid parameter."})
+            return raw
+        if kind == "timezone":
+            if not raw:
+                return None
+            try:
+                dates.zone(raw)
+            except dates.DateError:
+                raise errors.invalid({name: "Invalid parameter."}) from None
+            return raw
+        if kind == "datetime":
+            if name == "date":
+                return self._parse_date(name, raw, dates.zone(self.site_zone_name))
+            return raw  # event dates are parsed with the event's timezone below
+        if kind == "url":
+            if raw and not _URL.fullmatch(raw):
+                raise errors.invalid({name: "Invalid parameter."})
+            return raw
+        if kind == "image":
+            if not raw:
+                return None
+            if _URL.fullmatch(raw):
+                return raw
+            path = raw.lstrip("/")
+            if (_MEDIA.fullmatch(path) and ".." not in path
+                    and self.catalog.tree.exists(path)):
+                return path
+            raise errors.invalid({name: "Invalid parameter."})
+        if kind == "cost":
+            return _cost_value(raw)
+        if kind == "link" and resource.is_term:
+            return self._term_parent(raw, record)
+        if kind in ("link", "links"):
+            return self._link_plan(f, raw)
+        raise AssertionError(kind)
+
+    def _parse_date(self, name: str, raw: object, zone: dt.tzinfo) -> dt.datetime:
+        if not isinstance(raw, str):
+            raise errors.wrong_type(name, "string")
+        try:
+            return dates.parse_datetime(raw, zone, self.clock())
+        except dates.DateError:
+            raise errors.invalid({name: "Invalid parameter."}) from None
+
+    def _event_dates(self, values: dict, body: dict, record: Record | None) -> None:
+        tzname = values.get("timezone") or (record.get("timezone") if record else None)
+        zone = dates.zone(tzname or self.site_zone_name)
+        bad = {}
+        for name in ("start_date", "end_date"):
+            if name in values:
+                try:
+                    values[name] = self._parse_date(name, values[name], zone)
+                except errors.ApiError as exc:
+                    bad.update(exc.data["params"])
+        if bad:
+            raise errors.invalid(bad)
+        start = values.get("start_date", record.get("start_date") if record else None)
+        end = values.get("end_date", record.get("end_date") if record else None)
+        all_day = values.get("all_day", record.get("all_day", False) if record else False)
+        if all_day and start and end:
+            start = start.replace(hour=0, minute=0, second=0)
+            end = end.replace(hour=23, minute=59, second=59)
+            values["start_date"], values["end_date"] = start, end
+        if start and end and end < start:
+            raise errors.invalid({"end_date": "The end date must not be before the start date."})
+
+    def _clean_slug(self, resource: Resource, value: str, record: Record | None) -> str:
+        clean = slugs.sanitize_title(value)
+        if not clean or not slugs.is_safe_slug(clean):
+            raise errors.invalid({"slug": "Invalid parameter."})
+        if record is not None and clean != record.slug:
+            other = self.catalog.by_slug(resource.name, clean)
+            if other is not None and other.id != record.id:
+                if resource.is_term:
+                    raise ApiError(400, "duplicate_term_slug",
+                                   f'The slug "{clean}" is already in use by another term.')
+                raise errors.invalid({"slug": "Invalid parameter."})
+        return clean
+
+    def _term_parent(self, raw: object, record: Record | None) -> str | None:
+        if raw in (0, "0", "", None):
+            return None
+        if isinstance(raw, bool) or not (isinstance(raw, int) or
+                                         isinstance(raw, str) and raw.isdigit()):
+            raise errors.wrong_type("parent", "integer")
+        parent = self.catalog.get(int(raw), "categories")
+        if parent is None:
+            raise errors.invalid({"parent": "Invalid parameter."})
+        # A parent chain must not come back to the record itself.
+        seen = parent
+        while seen is not None and record is not None:
+            if seen.id == record.id:
+                raise errors.invalid({"parent": "Invalid parameter."})
+            seen = self.catalog.by_slug("categories", seen.get("parent") or "")
+        return parent.slug
+
+    # -- links -----------------------------------------------------------------
+    def _link_plan(self, f: Field, raw: object) -> list:
+        """Normalize a link value into a list of slugs (str) and inline bodies (dict)."""
+        target = RESOURCES[f.link]
+        if f.link in ("categories", "tags"):
+            return self._term_plan(target, raw)
+        if raw in (None, 0, "0", "") or raw == []:
+            return []
+        items: list = raw if isinstance(raw, list) else [raw]
+        if isinstance(raw, str) and f.type == "links":
+            items = [s.strip() for s in raw.split(",") if s.strip()]
+        if f.type == "link" and len(items) > 1:
+            raise ApiError(400, "could-not-create-venue",
+                           "The venue could not be created from the provided data")
+        plan = []
+        for item in items:
+            if isinstance(item, dict) and set(item) == {"id"}:
+                item = item["id"]
+            if isinstance(item, dict):
+                name = item.get(target.title_field)
+                if not isinstance(name, str) or not name.strip():
+                    raise errors.invalid({f.name: "Invalid parameter."})
+                try:
+                    plan.append(self._validate(target, item, None))
+                except ApiError:
+                    raise errors.invalid({f.name: "Invalid parameter."}) from None
+                continue
+            linked = None
+            if isinstance(item, int) and not isinstance(item, bool) or (
+                    isinstance(item, str) and item.strip().isdigit()):
+                linked = self.catalog.get(int(item), target.name)
+            if linked is None:
+                raise errors.invalid({f.name: "Invalid parameter."})
+            plan.append(linked.slug)
+        return plan
+
+    def _term_plan(self, target: Resource, raw: object) -> list:
+        """Terms by id (unknown ids skipped), slug or name (unknown names created)."""
+        if raw is None or raw == "" or raw == []:
+            return []
+        if isinstance(raw, str):
+            items: list = [s.strip() for s in raw.split(",") if s.strip()]
+        elif isinstance(raw, list):
+            items = raw
+        elif isinstance(raw, int) and not isinstance(raw, bool):
+            items = [raw]
+        else:
+            raise errors.invalid({target.name: "Invalid parameter."})
+        plan: list = []
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, str | int):
+                raise errors.invalid({target.name: "Invalid parameter."})
+            text = str(item).strip()
+            if text.isdigit():
+                term = self.catalog.get(int(text), target.name)
+                if term is not None and term.slug not in plan:
+                    plan.append(term.slug)
+                continue
+            term = self.catalog.by_slug(target.name, text) or next(
+                (t for t in self.catalog.all(target.name) if t.name.lower() == text.lower()),
+                None)
+            if term is not None:
+                if term.slug not in plan:
+                    plan.append(term.slug)
+            elif text:
+                plan.append({"name": text})
+        return plan
+
+    def _realize_links(self, plan: list, collection: str, user: User | None,
+                       write: Write) -> list[str]:
+        """Create the inline records of a link plan; returns the slugs to write."""
+        out: list[str] = []
+        resource = RESOURCES[collection]
+        for item in plan:
+            if isinstance(item, str):
+                slug = item
+            else:
+                existing = self._pending_or_existing(resource, item, write)
+                if existing is not None and collection in ("venues", "organizers"):
+                    slug = self._apply_update(existing, item, user, write).slug
+                elif existing is not None:
+                    slug = existing.slug
+                else:
+                    values = dict(item)
+                    if user is not None and not user.can("publish"):
+                        values["status"] = "draft"
+                    slug = self._new_record(resource, values, user, write).slug
+            if slug not in out:
+                out.append(slug)
+        return out
+
+    def _pending_or_existing(self, resource: Resource, values: dict,
+                             write: Write) -> Record | None:
+        for record in write.put:
+            if record.collection == resource.name and (
+                    record.name.lower() == str(values.get(resource.title_field, "")).lower()):
+                return record
+        if resource.is_term:
+            return None
+        return self._duplicate(resource, values)
+
+    def _duplicate(self, resource: Resource, values: dict) -> Record | None:
+        """The plugin's duplicate detection: same name (and description when sent)."""
+        name = str(values.get(resource.title_field, "")).strip().lower()
+        description = values.get("description")
+        for record in self.catalog.all(resource.name):
+            if record.status == "trash" or record.name.strip().lower() != name:
+                continue
+            if description is not None and (record.get("description") or "").strip().lower() \
+                    != description.strip().lower():
+                continue
+            return record
+        return None
+
+    # -- building records --------------------------------------------------------
+    def _new_record(self, resource: Resource, values: dict, user: User | None,
+                    write: Write) -> Record:
+        taken_ids = {r.id for r in write.put}
+        record_id = max([self.catalog.next_id(), *(i + 1 for i in taken_ids)])
+        data: dict = {"id": record_id}
+        now = self.site_now()
+        if not resource.is_term:
+            data["status"] = self._status(values.get("status"), user, values.get("date"), now)
+            data["author"] = values.get("author", user.id if user else 0)
+            data["date"] = values.get("date") or now
+            data["modified"] = now
+            if data["status"] == "future" and data["date"] <= now:
+                data["status"] = "publish"
+        if resource.name == "venues":
+            data["show_map"] = True
+            data["show_map_link"] = True
+        if resource is EVENTS:
+            data["timezone"] = values.get("timezone") or self.site_zone_name
+        for f in yaml_fields(resource):
+            if f.name in values and f.name not in data or f.name in (
+                    "show_map", "show_map_link") and f.name in values:
+                data[f.name] = values[f.name]
+        if resource.is_term and resource.hierarchical and values.get("parent"):
+            data["parent"] = values["parent"]
+        self._resolve_links(resource, data, values, user, write)
+        if resource.name == "venues":
+            _derive_stateprovince(data, values)
+        if resource.is_term:
+            self._check_term_name(resource, data, None)
+        base = values.get("slug") or slugs.sanitize_title(data[resource.title_field]) or (
+            f"{resource.singular}-{record_id}")
+        data["slug"] = self._unique_slug(resource, base, None, write)
+        data = {f.name: data[f.name] for f in resource.fields if data.get(f.name) is not None}
+        folder = resource.name
+        if resource is EVENTS:
+            folder += f"/{data['start_date'].year}"
+        record = Record(resource.name, data, f"{folder}/{data['slug']}.yaml")
+        write.texts[record.path] = yamlfile.dump(to_file(record))
+        write.put.append(record)
+        return record
+
+    def _apply_update(self, current: Record, values: dict, user: User | None, write: Write,
+                      trashing: bool = False) -> Record:
+        resource = current.resource
+        data = dict(current.data)
+        values = dict(values)
+        new_slug = values.pop("slug", None)
+        for name, value in values.items():
+            f = resource.field(name)
+            if f is None or f.type in ("link", "links") and not resource.is_term:
+                continue
+            data[name] = value
+        self._resolve_links(resource, data, values, user, write)
+        if resource.name == "venues" and any(k in values for k in (
+                "state", "province", "country", "stateprovince")):
+            _derive_stateprovince(data, values)
+        if resource is EVENTS and "timezone" in values and values["timezone"] is None:
+            data["timezone"] = self.site_zone_name
+        if not resource.is_term:
+            now = self.site_now()
+            if "status" in values and not trashing:
+                data["status"] = self._status(values["status"], user, data.get("date"), now)
+            data["modified"] = now
+        else:
+            self._check_term_name(resource, data, current)
+        slug = current.slug
+        if trashing:
+            slug = self._unique_slug(resource, f"{current.slug}__trashed", current, write)
+            self._unlink_everywhere(current, write)
+        elif new_slug and new_slug != current.slug:
+            slug = self._unique_slug(resource, new_slug, current, write)
+        elif current.status == "trash" and data.get("status") != "trash":
+            base = current.slug.removesuffix("__trashed")
+            slug = self._unique_slug(resource, base, current, write)
+        data["slug"] = slug
+        data = {k: v for k, v in data.items() if v is not None}
+        path = current.path
+        if slug != current.slug:
+            path = current.path.rsplit("/", 1)[0] + f"/{slug}.yaml"
+            write.renames.append((current.path, path))
+            if not trashing:
+                self._relink(current, slug, write)
+        record = Record(resource.name, data, path)
+        self._stage_edit(current, record, write)
+        return record
+
+    def _stage_edit(self, old: Record, new: Record, write: Write) -> None:
+        """Edit the file in place: only keys whose value changed are touched."""
+        old_map, new_map = to_file(old), to_file(new)
+        changes = {k: new_map.get(k) for k in {*old_map, *new_map}
+                   if old_map.get(k) != new_map.get(k)}
+        source = write.texts.get(old.path)
+        if source is None:
+            source = self.catalog.tree.read_text(old.path)
+        order = [f.yaml_key for f in yaml_fields(new.resource)]
+        text = yamlfile.edit(source, changes, order) if changes else source
+        if new.path != old.path:
+            write.texts.pop(old.path, None)
+        write.texts[new.path] = text
+        write.drop.append(old)
+        write.put = [r for r in write.put if r.id != new.id] + [new]
+
+    def _resolve_links(self, resource: Resource, data: dict, values: dict,
+                       user: User | None, write: Write) -> None:
+        if resource is not EVENTS:
+            return
+        for name, collection in EVENT_LINKS.items():
+            if name not in values:
+                continue
+            slugs_ = self._realize_links(values[name], collection, user, write)
+            if name == "venue":
+                data[name] = slugs_[0] if slugs_ else None
+            else:
+                data[name] = slugs_
+
+    def _status(self, requested: str | None, user: User | None, date: dt.datetime | None,
+                now: dt.datetime) -> str:
+        publisher = user is None or user.can("publish")
+        status = requested or ("publish" if publisher else "draft")
+        if not publisher and status in ("publish", "future"):
+            status = "pending"
+        if status == "publish" and date and date > now + dt.timedelta(minutes=1):
+            status = "future"
+        if status == "future" and date and date <= now:
+            status = "publish"
+        return status
+
+    def _check_term_name(self, resource: Resource, data: dict, current: Record | None) -> None:
+        name = data["name"].strip().lower()
+        for term in self.catalog.all(resource.name):
+            if current is not None and term.id == current.id:
+                continue
+            if term.name.strip().lower() == name and term.get("parent") == data.get("parent"):
+                which = "with this parent" if resource.hierarchical else "in this taxonomy"
+                raise ApiError(400, "term_exists",
+                               f"A term with the name provided already exists {which}.",
+                               term_id=term.id)
+
+    def _unique_slug(self, resource: Resource, base: str, current: Record | None,
+                     write: Write) -> str:
+        pending = {r.slug for r in write.put if r.collection == resource.name
+                   and (current is None or r.id != current.id)}
+
+        def taken(slug: str) -> bool:
+            other = self.catalog.by_slug(resource.name, slug)
+            return slug in pending or (other is not None and (
+                current is None or other.id != current.id))
+
+        return slugs.unique_slug(base[:200], taken)
+
+    # -- rewriting the records that link to one --------------------------------
+    def _linking_records(self, target: Record) -> list[tuple[Record, str]]:
+        """(record, field name) pairs that point at `target` by slug."""
+        out = []
+        for record in self.catalog.linked(target.collection, target.slug):
+            if record.collection == "events":
+                for name, collection in EVENT_LINKS.items():
+                    value = record.data.get(name)
+                    values = value if isinstance(value, list) else [value]
+                    if collection == target.collection and target.slug in values:
+                        out.append((record, name))
+            else:
+                out.append((record, "parent"))
+        return out
+
+    def _rewrite_link(self, target: Record, new_slug: str | None, write: Write) -> None:
+        for record, name in self._linking_records(target):
+            current = next((r for r in write.put if r.id == record.id), record)
+            value = current.data.get(name)
+            if isinstance(value, list):
+                replaced = [new_slug if v == target.slug else v for v in value]
+                new_value: object = [v for v in replaced if v]
+            else:
+                new_value = new_slug
+            data = dict(current.data)
+            data[name] = new_value
+            data = {k: v for k, v in data.items() if v is not None}
+            self._stage_edit(current, Record(current.collection, data, current.path), write)
+
+    def _relink(self, target: Record, new_slug: str, write: Write) -> None:
+        self._rewrite_link(target, new_slug, write)
+
+    def _unlink_everywhere(self, target: Record, write: Write) -> None:
+        self._rewrite_link(target, None, write)
+
+    # -- committing ------------------------------------------------------------
+    def _commit(self, write: Write, user: User | None) -> None:
+        tree = self.catalog.tree
+        touched: list[str] = []
+        backups: dict[str, str | None] = {}
+        for path in {*write.texts, *(p for pair in write.renames for p in pair)}:
+            backups[path] = tree.read_text(path) if tree.exists(path) else None
+        try:
+            for old, _new in write.renames:
+                tree.remove(old)
+                touched.append(old)
+            for path, text in write.texts.items():
+                if text is None:
+                    tree.remove(path)
+                else:
+                    tree.write_text(path, text)
+                touched.append(path)
+            if write.retire:
+                for record_id in write.retire:
+                    tree.retire_id(record_id)
+                touched.append(".retired-ids")
+            author = user.git_author if user else "calendar-app <calendar-app@localhost>"
+            tree.commit(touched, write.message, author)
+        except Exception as exc:
+            # Put every file back as it was: a write is all or nothing.
+            for path, text in backups.items():
+                if text is None:
+                    tree.remove(path)
+                else:
+                    tree.write_text(path, text)
+            raise ApiError(503, "calendar-storage-unavailable",
+                           "The change could not be saved; nothing was changed.") from exc
+        with self.catalog.lock:
+            for record in write.drop:
+                self.catalog.remove(record)
+            for record in write.put:
+                self.catalog.add(record)
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
+def _cost_value(raw: object) -> object:
+    if raw is None or raw == "" or raw == []:
+        return None
+    if isinstance(raw, (bool, dict)):
+        raise errors.invalid({"cost": "Invalid parameter."})
+    if isinstance(raw, list):
+        if not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in raw):
+            raise errors.invalid({"cost": "Invalid parameter."})
+        return [_number_text(v) for v in raw]
+    return _number_text(raw)
+
+
+def _number_text(value: str | float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _derive_stateprovince(data: dict, values: dict) -> None:
+    """The plugin's rule: the sent value, else the state for the US, else the province."""
+    if values.get("stateprovince"):
+        return
+    country = (data.get("country") or "").strip()
+    if country in ("", "US", "United States") and data.get("state"):
+        data["stateprovince"] = data["state"]
+    elif data.get("province"):
+        data["stateprovince"] = data["province"]
+    else:
+        data.pop("stateprovince", None)

@@ -1,0 +1,156 @@
+"""Users, roles and application passwords, kept in a YAML file outside the content tree.
+
+Passwords are stored only as salted scrypt hashes. Checking one costs ~50 ms on
+purpose, so a successful check is remembered in memory (keyed by an HMAC of the
+credentials with a per-process key, never the password itself).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROLES = ("administrator", "editor", "author", "contributor", "subscriber")
+
+# What each role may do, after WordPress's default roles for the plugin's post types.
+_CAPS = {
+    "administrator": {"edit", "edit_others", "edit_published", "publish", "delete",
+                      "delete_others", "delete_published", "read_private", "manage_terms"},
+    "editor": {"edit", "edit_others", "edit_published", "publish", "delete",
+               "delete_others", "delete_published", "read_private", "manage_terms"},
+    "author": {"edit", "edit_published", "publish", "delete", "delete_published"},
+    "contributor": {"edit", "delete"},
+    "subscriber": set(),
+}
+
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    name: str
+    role: str
+    email: str = ""
+
+    def can(self, capability: str) -> bool:
+        return capability in _CAPS.get(self.role, set())
+
+    @property
+    def git_author(self) -> str:
+        return f"{self.name} <{self.email or self.name + '@users.calendar.invalid'}>"
+
+
+def _hash(password: str, salt: bytes) -> str:
+    digest = hashlib.scrypt(password.encode(), salt=salt, dklen=32, **_SCRYPT)
+    return "scrypt$" + base64.b64encode(salt).decode() + "$" + base64.b64encode(digest).decode()
+
+
+def _check(password: str, stored: str) -> bool:
+    try:
+        _, salt, _digest = stored.split("$")
+        expected = _hash(password, base64.b64decode(salt))
+    except ValueError:
+        return False
+    return hmac.compare_digest(expected, stored)
+
+
+def normalize_password(password: str) -> str:
+    """Application passwords are shown in groups of four; spaces do not count."""
+    return password.replace(" ", "")
+
+
+class UserStore:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._verified: dict[bytes, int] = {}
+        self._key = secrets.token_bytes(32)
+        self._users: list[dict] = []
+        self._mtime: int | None = None
+
+    def _load(self) -> list[dict]:
+        try:
+            mtime = self.path.stat().st_mtime_ns
+        except FileNotFoundError:
+            self._users, self._mtime = [], None
+            return self._users
+        if mtime != self._mtime:
+            data = yaml.safe_load(self.path.read_text()) or {}
+            self._users = list(data.get("users") or [])
+            self._mtime = mtime
+            self._verified.clear()
+        return self._users
+
+    def _save(self, users: list[dict]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            yaml.safe_dump({"users": users}, fh, sort_keys=False)
+        os.replace(tmp, self.path)
+
+    def users(self) -> list[User]:
+        with self._lock:
+            return [User(u["id"], u["name"], u.get("role", "administrator"), u.get("email", ""))
+                    for u in self._load()]
+
+    def get(self, user_id: int) -> User | None:
+        return next((u for u in self.users() if u.id == user_id), None)
+
+    def add(self, name: str, role: str = "administrator", email: str = "") -> str:
+        """Create a user (or give an existing one a new password); returns the password."""
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
+        if not name or any(c in name for c in ":\n\r") or name != name.strip():
+            raise ValueError("a user name must be non-empty and contain no ':' or newline")
+        raw = secrets.token_urlsafe(18)[:24]
+        password = " ".join(raw[i:i + 4] for i in range(0, 24, 4))
+        with self._lock:
+            users = [dict(u) for u in self._load()]
+            entry = next((u for u in users if u["name"] == name), None)
+            if entry is None:
+                entry = {"id": max((u["id"] for u in users), default=0) + 1, "name": name}
+                users.append(entry)
+            entry["role"] = role
+            if email:
+                entry["email"] = email
+            entry["passwords"] = [*entry.get("passwords", []),
+                                  _hash(normalize_password(password), secrets.token_bytes(16))]
+            self._save(users)
+            self._mtime = None
+        return password
+
+    def remove(self, name: str) -> bool:
+        with self._lock:
+            users = self._load()
+            kept = [u for u in users if u["name"] != name]
+            if len(kept) == len(users):
+                return False
+            self._save(kept)
+            self._mtime = None
+            return True
+
+    def authenticate(self, name: str, password: str) -> User | None:
+        password = normalize_password(password)
+        token = hmac.new(self._key, f"{name}\0{password}".encode(), "sha256").digest()
+        with self._lock:
+            users = self._load()
+            entry = next((u for u in users if u["name"] == name), None)
+            if entry is None:
+                _hash(password, b"0" * 16)  # same cost whether or not the user exists
+                return None
+            if self._verified.get(token) != entry["id"]:
+                if not any(_check(password, h) for h in entry.get("passwords", [])):
+                    return None
+                self._verified[token] = entry["id"]
+        return User(entry["id"], entry["name"], entry.get("role", "administrator"),
+                    entry.get("email", ""))

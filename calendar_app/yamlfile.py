@@ -1,0 +1,160 @@
+"""YAML text of records: fast safe loading, canonical dumping, comment-keeping edits.
+
+Whole-tree reads use the C loader (ten times faster than the pure-Python one); only
+the one file being edited goes through ruamel's round-trip parser, so its comments and
+untouched lines survive and the git diff shows just what changed.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+MAX_FILE_BYTES = 1 << 20  # a record file above 1 MiB is refused unread
+MAX_DEPTH = 20
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class YamlError(ValueError):
+    """A file that is not a valid record document; `line` is 1-based (0 = unknown)."""
+
+    def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+def _depth(value: object, level: int = 0) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level)
+    return level
+
+
+def load(data: bytes) -> dict:
+    """Parse one record file. Refuses aliases (YAML bombs), tags, NULs, deep nesting."""
+    if len(data) > MAX_FILE_BYTES:
+        raise YamlError(f"file is larger than {MAX_FILE_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise YamlError("file is not valid UTF-8", line) from None
+    if "\x00" in text:
+        raise YamlError("file contains a NUL byte", text[: text.index("\x00")].count("\n") + 1)
+    # Aliases are what make billion-laughs bombs; records never need them.
+    for token_line, token in _alias_or_tag(text):
+        raise YamlError(f"YAML {token} are not allowed in record files", token_line)
+    try:
+        value = yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        raise YamlError(str(exc.problem or exc), line, col) from None
+    except yaml.YAMLError as exc:
+        raise YamlError(str(exc)) from None
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise YamlError("a record file must hold a mapping of keys to values", 1)
+    if _depth(value) > MAX_DEPTH:
+        raise YamlError("structure is nested too deeply", 1)
+    return value
+
+
+def _alias_or_tag(text: str):
+    """Yield (line, kind) for anchors, aliases and explicit tags, using the scanner."""
+    if "&" not in text and "*" not in text and "!" not in text:
+        return
+    try:
+        for token in yaml.scan(text, Loader=_Loader):
+            if isinstance(token, yaml.AliasToken | yaml.AnchorToken):
+                yield token.start_mark.line + 1, "anchors and aliases"
+            elif isinstance(token, yaml.TagToken):
+                yield token.start_mark.line + 1, "tags"
+    except yaml.YAMLError:
+        return  # the parser reports the syntax error with its position
+
+
+class _CanonicalDumper(yaml.SafeDumper):
+    pass
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value.strip("\n") else None
+    if style:
+        value = value.rstrip("\n") + "\n"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _represent_list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
+    flow = all(not isinstance(v, dict | list) for v in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+_CanonicalDumper.add_representer(str, _represent_str)
+_CanonicalDumper.add_representer(list, _represent_list)
+
+
+def dump(mapping: dict) -> str:
+    """Canonical text of a record: keys in the given order, block style, UTF-8."""
+    return yaml.dump(
+        mapping, Dumper=_CanonicalDumper, sort_keys=False, allow_unicode=True,
+        default_flow_style=False, width=4096,
+    )
+
+
+def _rt() -> YAML:
+    rt = YAML()
+    rt.preserve_quotes = True
+    rt.width = 4096
+    return rt
+
+
+def _rt_value(value: object) -> object:
+    if isinstance(value, str) and "\n" in value.strip("\n"):
+        return LiteralScalarString(value.rstrip("\n") + "\n")
+    if isinstance(value, list):
+        seq = CommentedSeq([_rt_value(v) for v in value])
+        if all(not isinstance(v, dict | list) for v in value):
+            seq.fa.set_flow_style()
+        return seq
+    return value
+
+
+def edit(text: str, changes: dict, order: Sequence[str]) -> str:
+    """Apply `changes` (key -> value, None removes) to a file, keeping everything else.
+
+    New keys are inserted where `order` puts them, so a hand-written file that is
+    terser than the canonical form still reads in the usual order.
+    """
+    rt = _rt()
+    if re.search(r"^[ \t]+- ", text, re.MULTILINE):  # keep the file's indented-list style
+        rt.indent(mapping=2, sequence=4, offset=2)
+    doc = rt.load(text)
+    if not isinstance(doc, CommentedMap):
+        doc = CommentedMap()
+    rank = {key: i for i, key in enumerate(order)}
+    for key, value in changes.items():
+        if value is None:
+            doc.pop(key, None)
+        elif key in doc:
+            doc[key] = _rt_value(value)
+        else:
+            keys = list(doc.keys())
+            pos = sum(1 for k in keys if rank.get(k, len(rank)) < rank.get(key, len(rank)))
+            doc.insert(pos, key, _rt_value(value))
+    out = io.StringIO()
+    rt.dump(doc, out)
+    return out.getvalue()
