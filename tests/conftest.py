@@ -1,0 +1,97 @@
+"""Shared fixtures: an isolated app per test over a temporary git content tree."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from calendar_app import create_app
+from calendar_app.users import ROLES, UserStore
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = REPO_ROOT / "content"
+NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
+BASE = "/wp-json/tribe/events/v1"
+
+
+@pytest.fixture(autouse=True)
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Test Runner")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def make_repo(tmp_path: Path, source: Path | None = SAMPLE) -> Path:
+    """A git repository holding a copy of `source` (or an empty tree) as `content/`."""
+    repo = tmp_path / "repo"
+    content = repo / "content"
+    if source is not None:
+        shutil.copytree(source, content)
+    else:
+        content.mkdir(parents=True)
+        (content / "calendar.yaml").write_text("title: Test\ntimezone: UTC\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial content")
+    return content
+
+
+@pytest.fixture
+def content(tmp_path: Path) -> Path:
+    """A git-tracked copy of the bundled sample calendar."""
+    return make_repo(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def users_master(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """Hashing passwords is slow on purpose: make the users file once per session."""
+    path = tmp_path_factory.mktemp("users") / "users.yaml"
+    store = UserStore(path)
+    return path, {role: store.add(role, role) for role in ROLES}
+
+
+@pytest.fixture
+def users(tmp_path: Path, users_master: tuple[Path, dict[str, str]]) -> dict[str, str]:
+    """One user per role, named after it; maps name -> application password."""
+    shutil.copy(users_master[0], tmp_path / "users.yaml")
+    return users_master[1]
+
+
+@pytest.fixture
+def config(tmp_path: Path, content: Path, users: dict[str, str]) -> dict:
+    return {"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "users.yaml"),
+            "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True}
+
+
+@pytest.fixture
+def app(config: dict):
+    return create_app(config)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def auth(users: dict[str, str]) -> Callable[[str], dict]:
+    """auth("administrator") -> headers with that user's Basic credentials."""
+
+    def headers(name: str, password: str | None = None) -> dict:
+        secret = users.get(name, "") if password is None else password
+        token = base64.b64encode(f"{name}:{secret}".encode()).decode()
+        return {"Authorization": f"Basic {token}"}
+
+    return headers
