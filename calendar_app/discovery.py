@@ -407,9 +407,15 @@ def wp_json_index(
                 },
             },
         },
-        "routes": dict(namespace_index_body["routes"]),
-        "_links": {"help": [{"href": "https://developer.wordpress.org/rest-api/"}],
-                   "up": [{"href": site_api + "/"}]},
+        # WordPress lists the index route itself first, then every namespace's routes.
+        "routes": {
+            "/": {"namespace": "", "methods": ["GET"],
+                  "endpoints": [_endpoint(["GET"], {"context": {"default": "view",
+                                                                "required": False}})],
+                  "_links": {"self": [{"href": site_api + "/"}]}},
+            **namespace_index_body["routes"],
+        },
+        "_links": {"help": [{"href": "https://developer.wordpress.org/rest-api/"}]},
     }
 
 
