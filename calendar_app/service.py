@@ -50,6 +50,7 @@ class Write:
     put: list[Record] = field(default_factory=list)
     drop: list[Record] = field(default_factory=list)
     retire: list[int] = field(default_factory=list)
+    allocated: list[int] = field(default_factory=list)  # ids handed out in this write
 
 
 class Service:
@@ -460,8 +461,8 @@ class Service:
     # -- building records --------------------------------------------------------
     def _new_record(self, resource: Resource, values: dict, user: User | None,
                     write: Write) -> Record:
-        taken_ids = {r.id for r in write.put}
-        record_id = max([self.catalog.next_id(), *(i + 1 for i in taken_ids)])
+        record_id = max([self.catalog.next_id(), *(i + 1 for i in write.allocated)])
+        write.allocated.append(record_id)
         data: dict = {"id": record_id}
         now = self.site_now()
         if not resource.is_term:

@@ -133,6 +133,19 @@ def _rt_value(value: object) -> object:
     return value
 
 
+def _replace_items(seq: CommentedSeq, items: list) -> None:
+    """Change a list in place so its style stays; a comment after its last item (which
+    reads as belonging to the next key) stays after the new last item."""
+    if list(seq) == items:
+        return
+    trailing = seq.ca.items.get(len(seq) - 1)
+    del seq[:]
+    seq.ca.items.clear()
+    seq.extend(items)
+    if trailing is not None:
+        seq.ca.items[len(items) - 1] = trailing
+
+
 def edit(text: str, changes: dict, order: Sequence[str]) -> str:
     """Apply `changes` (key -> value, None removes) to a file, keeping everything else.
 
@@ -149,6 +162,8 @@ def edit(text: str, changes: dict, order: Sequence[str]) -> str:
     for key, value in changes.items():
         if value is None:
             doc.pop(key, None)
+        elif key in doc and isinstance(doc[key], CommentedSeq) and isinstance(value, list):
+            _replace_items(doc[key], value)
         elif key in doc:
             doc[key] = _rt_value(value)
         else:
