@@ -28,9 +28,7 @@ _NUM = r"[0-9]+(?:,[0-9]{3}(?![0-9]))*(?:\.[0-9]+)?"
 # ranges and lists never count as part of it.
 _MARK = r"[^\s0-9,;:/()\[\]+~\-\u2013\u2014.]+"
 # A trailing marker that runs straight into the next amount ("$5 $10") belongs to it.
-_AMOUNT = re.compile(
-    rf"(?P<pre>{_MARK})?\s?(?P<num>{_NUM})(?:\s?(?P<post>{_MARK})(?!\s?[0-9]))?"
-)
+_AMOUNT = re.compile(rf"(?P<pre>{_MARK})?\s?(?P<num>{_NUM})(?:\s?(?P<post>{_MARK})(?!\s?[0-9]))?")
 # Lower-case symbols in real use that are neither ISO codes nor Unicode currency signs.
 _WORD_SYMBOLS = frozenset({"kr", "kr.", "zł", "kč", "ft", "lei", "rs", "rs.", "rp", "lv"})
 _EN_DASH = "\u2013"

@@ -158,8 +158,7 @@ def fmt(dt: datetime) -> str:
     """``YYYY-MM-DD HH:MM:SS``, the only date format the API emits."""
     # Manual formatting: strftime("%Y") does not zero-pad years < 1000 on glibc.
     return (
-        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d} "
-        f"{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d} {dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
     )
 
 

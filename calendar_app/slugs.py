@@ -73,7 +73,11 @@ def unique_slug(base: str, taken: Callable[[str], bool]) -> str:
     n = 2
     while True:
         suffix = f"-{n}"
-        candidate = base[: MAX_LENGTH - len(suffix)].rstrip("-") + suffix
+        stem = base
+        if len(stem) + len(suffix) > MAX_LENGTH:
+            # Cut the base, not the suffix, and do not leave "word--2" behind.
+            stem = stem[: MAX_LENGTH - len(suffix)].rstrip("-")
+        candidate = stem + suffix
         if candidate not in RESERVED and not taken(candidate):
             return candidate
         n += 1
