@@ -67,35 +67,34 @@ class Resource:
         return tuple(f.name for f in self.fields if f.required)
 
 
-def _post_fields(title: Field) -> tuple[Field, ...]:
+def _post_fields(noun: str, title: Field) -> tuple[Field, ...]:
     """Fields every post-like record (event, venue, organizer) starts with."""
     return (
-        Field("id", "integer", "the record ID", writable=False),
+        Field("id", "integer", f"the {noun} post ID", writable=False),
         title,
-        Field("slug", "string", "the record slug"),
-        Field("status", "status", "the publication status", default="publish"),
-        Field("author", "integer", "the ID of the record author", default=0),
-        Field("date", "datetime", "the publication date"),
-        Field("date_utc", "datetime", "the publication date in UTC", key="-"),
-        Field("modified", "datetime", "the last modification date", writable=False),
+        Field("slug", "string", f"the {noun} slug"),
+        Field("status", "status", f"the {noun} post status", default="publish"),
+        Field("author", "integer", f"the {noun} author ID", default=0),
+        Field("date", "datetime", f"the {noun} publication date"),
+        Field("date_utc", "datetime", f"the {noun} publication date (UTC time zone)", key="-"),
+        Field("modified", "datetime", f"the {noun} last modification date", writable=False),
     )
 
 
-_TEXT = (
-    Field("excerpt", "text", "the excerpt"),
-    Field("description", "text", "the description"),
-)
+def _text(noun: str) -> tuple[Field, ...]:
+    return (Field("excerpt", "text", f"the {noun} excerpt"),
+            Field("description", "text", f"the {noun} description"))
 
 EVENTS = Resource(
     name="events",
     singular="event",
     title_field="title",
-    fields=_post_fields(Field("title", "string", "the event title", required=True))
+    fields=_post_fields("event", Field("title", "string", "the event title", required=True))
     + (
         Field("start_date", "datetime", "the event start date and time", required=True),
         Field("end_date", "datetime", "the event end date and time", required=True),
-        Field("all_day", "boolean", "whether the event lasts the whole day", default=False),
-        Field("timezone", "timezone", "the event timezone"),
+        Field("all_day", "boolean", "whether the event lasts the whole day or not", default=False),
+        Field("timezone", "timezone", "the event time zone"),
         Field("venue", "link", "the event venue ID or data", link="venues"),
         Field("organizer", "links", "the event organizer IDs or data", key="organizers",
               link="organizers"),
@@ -115,14 +114,14 @@ EVENTS = Resource(
         Field("show_map", "boolean", "whether the event shows a map", default=False),
         Field("show_map_link", "boolean", "whether the event shows a map link", default=False),
     )
-    + _TEXT,
+    + _text("event"),
 )
 
 VENUES = Resource(
     name="venues",
     singular="venue",
     title_field="venue",
-    fields=_post_fields(Field("venue", "string", "the venue name", key="name", required=True))
+    fields=_post_fields("venue", Field("venue", "string", "the venue name", key="name", required=True))
     + (
         Field("address", "string", "the venue address"),
         Field("city", "string", "the venue city"),
@@ -140,7 +139,7 @@ VENUES = Resource(
         Field("geo_lat", "number", "the venue latitude"),
         Field("geo_lng", "number", "the venue longitude"),
     )
-    + _TEXT,
+    + _text("venue"),
 )
 
 ORGANIZERS = Resource(
@@ -148,7 +147,7 @@ ORGANIZERS = Resource(
     singular="organizer",
     title_field="organizer",
     fields=_post_fields(
-        Field("organizer", "string", "the organizer name", key="name", required=True)
+        "organizer", Field("organizer", "string", "the organizer name", key="name", required=True)
     )
     + (
         Field("phone", "string", "the organizer phone number"),
@@ -156,7 +155,7 @@ ORGANIZERS = Resource(
         Field("email", "string", "the organizer e-mail address"),
         Field("image", "image", "the organizer featured image URL or media path"),
     )
-    + _TEXT,
+    + _text("organizer"),
 )
 
 _TERM_FIELDS = (
