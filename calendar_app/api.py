@@ -40,8 +40,14 @@ def rest_root() -> str:
     return site_url().rstrip("/") + current_app.config["BASE_PATH"]
 
 
+def public_url() -> str:
+    """Where the calendar's pages live (permalinks, global ids): the calendar's `url`
+    setting, else this server."""
+    return str(calendar().catalog.settings.get("url") or site_url())
+
+
 def representer() -> Representer:
-    return Representer(calendar().catalog, site_url(), rest_root())
+    return Representer(calendar().catalog, public_url(), rest_root())
 
 
 # -- request parsing -----------------------------------------------------------
@@ -249,7 +255,8 @@ def single_view(collection: str, record_id: int) -> Response:
 @bp.route("/<any(events,venues,organizers):collection>/by-slug/<path:slug>",
           methods=list(SINGLE_VERBS), strict_slashes=False)
 def slug_view(collection: str, slug: str) -> Response:
-    if "/" in slug:
+    slug = slug.rstrip("/")
+    if not slug or "/" in slug:
         raise ApiError(404, "rest_no_route", errors.NO_ROUTE)
     body_slug = params().get("slug") if request.method != "GET" else None
     return _single(RESOURCES[collection], slug=body_slug if isinstance(body_slug, str)
@@ -269,21 +276,38 @@ def _single(resource: Resource, record_id: int | None = None, slug: str | None =
                 resource, True))))
         return respond(rep.represent(record, single=True))
     body = params()
+    record = _write_target(resource, body, user, record_id, slug)
     if request.method == "DELETE":
         force = str(body.get("force", "")).lower() in ("1", "true", "yes")
-        if user is None:
-            raise errors.forbidden(False)
-        record = lookup(resource, record_id, slug)
         before = rep.represent(record) if resource.is_term else None
         result = service.delete(record, user, force)
         return respond(before if before is not None else rep.represent(result))
-    if user is None:
-        raise errors.forbidden(False)
-    record = lookup(resource, record_id, slug)
     updated = service.update(record, body, user)
     if resource.is_term:
         return respond(rep.term(updated, single=True, allow=tuple(SINGLE_VERBS)))
     return respond(rep.represent(updated))
+
+
+def _write_target(resource: Resource, body: dict, user: User | None,
+                  record_id: int | None, slug: str | None) -> Record:
+    """The record a write addresses, with the plugin's order of checks: parameters
+    (unknown venue/organizer/term ids are parameter errors), then permission, then
+    the handler's own errors (an unknown event is the handler's 404)."""
+    try:
+        record = lookup(resource, record_id, slug)
+    except ApiError as exc:
+        if exc.code == "rest_invalid_param":
+            raise
+        if request.method != "DELETE":
+            calendar().service.check_body(resource, body, None)
+        if user is None:
+            raise errors.forbidden(False) from None
+        raise
+    if request.method != "DELETE":
+        calendar().service.check_body(resource, body, record)
+    if user is None:
+        raise errors.forbidden(False)
+    return record
 
 
 def media(path: str) -> Response:
@@ -324,9 +348,42 @@ def _unexpected(exc: Exception) -> Response:
                             "The server could not complete the request.").body(), 500)
 
 
+# Anonymous readers (and shared caches) may keep a GET briefly, then must revalidate
+# with If-None-Match, which costs a 304; answers for a logged-in user are never stored.
+PUBLIC_CACHE_CONTROL = "public, max-age=10, must-revalidate"
+PRIVATE_CACHE_CONTROL = "private, no-store"
+
+
+def _http_caching(response: Response) -> Response:
+    """Strong ETag on every successful GET (a hash of the exact bytes, so it changes
+    whenever anything the response depends on does); If-None-Match answers 304."""
+    if request.method not in ("GET", "HEAD") or response.status_code != 200 or (
+            response.direct_passthrough or response.is_streamed):
+        return response
+    etag = response.headers.get("ETag")
+    if not etag:
+        import hashlib
+
+        digest = hashlib.blake2b(response.get_data(), digest_size=16).hexdigest()
+        etag = response.headers["ETag"] = f'"{digest}"'
+    response.headers["Cache-Control"] = (
+        PRIVATE_CACHE_CONTROL if "Authorization" in request.headers else PUBLIC_CACHE_CONTROL)
+    response.headers["Vary"] = "Authorization"
+    wanted = request.headers.get("If-None-Match", "")
+    if wanted and (wanted.strip() == "*" or etag in [t.strip() for t in wanted.split(",")]):
+        response.status_code = 304
+        response.set_data(b"")
+        for header in ("Content-Type", "Content-Length", "X-TEC-Total", "X-TEC-TotalPages"):
+            response.headers.pop(header, None)
+    return response
+
+
 def _common_headers(response: Response) -> Response:
     base = current_app.config["BASE_PATH"]
-    response.headers["Link"] = f'<{site_url().rstrip("/")}/wp-json/>; rel="https://api.w.org/"'
+    # Lists set their own RFC 8288 next/prev links: keep them after the discovery link.
+    own_links = response.headers.get("Link")
+    response.headers["Link"] = f'<{site_url().rstrip("/")}/wp-json/>; rel="https://api.w.org/"' + (
+        f", {own_links}" if own_links else "")
     response.headers["X-Robots-Tag"] = "noindex"
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Access-Control-Expose-Headers"] = "X-WP-Total, X-WP-TotalPages, Link"
@@ -338,7 +395,7 @@ def _common_headers(response: Response) -> Response:
         single = len(rest) > 1
         if resource is not None or not rest[0]:
             response.headers["Allow"] = ", ".join(allowed_verbs(resource, single))
-    return response
+    return _http_caching(response)
 
 
 class _PathAndMethod:

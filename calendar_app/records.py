@@ -164,3 +164,14 @@ def to_file(record: Record) -> dict:
             continue
         out[field.yaml_key] = value
     return out
+
+
+def stateprovince(data: dict) -> str:
+    """The venue's region as the plugin derives it when none was given: the state for
+    the US (or no country), else the province."""
+    if data.get("stateprovince"):
+        return data["stateprovince"]
+    country = (data.get("country") or "").strip()
+    if country in ("", "US", "USA", "United States") and data.get("state"):
+        return data["state"]
+    return data.get("province") or ""

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from . import cost, dates, markup
 from .catalog import Catalog
-from .records import Record
+from .records import Record, stateprovince
 
 _HIDDEN = ("draft", "pending", "future", "trash", "private")
 _POST_TYPES = {"events": "tribe_events", "venues": "tribe_venue",
@@ -155,7 +155,8 @@ class Representer:
                 "slug": record.slug,
                 "image": self.image(record.get("image"))}
         for name in fields:
-            body[name] = record.get(name, "")
+            body[name] = stateprovince(record.data) if name == "stateprovince" else (
+                record.get(name, ""))
         # The plugin drops every empty member of venues and organizers.
         return {k: v for k, v in body.items() if v not in ("", "0", False, 0, [], None)
                 or k == "id"}
@@ -257,8 +258,7 @@ class Representer:
                 "address": {"@type": "PostalAddress",
                             "streetAddress": record.get("address", ""),
                             "addressLocality": record.get("city", ""),
-                            "addressRegion": record.get("stateprovince") or record.get(
-                                "state") or record.get("province", ""),
+                            "addressRegion": stateprovince(record.data),
                             "postalCode": record.get("zip", ""),
                             "addressCountry": record.get("country", "")},
                 "telephone": record.get("phone", ""),

@@ -168,6 +168,10 @@ class Service:
             raise errors.forbidden(True)
 
     # -- validation ----------------------------------------------------------
+    def check_body(self, resource: Resource, body: dict, record: Record | None) -> None:
+        """Raise the 400 a body deserves, before any permission check (as WordPress)."""
+        self._validate(resource, body, record)
+
     def _validate(self, resource: Resource, body: dict, record: Record | None) -> dict:
         """Check every known field in the body; returns normalized values by field name.
 
@@ -484,8 +488,6 @@ class Service:
         if resource.is_term and resource.hierarchical and values.get("parent"):
             data["parent"] = values["parent"]
         self._resolve_links(resource, data, values, user, write)
-        if resource.name == "venues":
-            _derive_stateprovince(data, values)
         if resource.is_term:
             self._check_term_name(resource, data, None)
         base = values.get("slug") or slugs.sanitize_title(data[resource.title_field]) or (
@@ -512,9 +514,6 @@ class Service:
                 continue
             data[name] = value
         self._resolve_links(resource, data, values, user, write)
-        if resource.name == "venues" and any(k in values for k in (
-                "state", "province", "country", "stateprovince")):
-            _derive_stateprovince(data, values)
         if resource is EVENTS and "timezone" in values and values["timezone"] is None:
             data["timezone"] = self.site_zone_name
         if not resource.is_term:
@@ -703,16 +702,3 @@ def _number_text(value: str | float) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _derive_stateprovince(data: dict, values: dict) -> None:
-    """The plugin's rule: the sent value, else the state for the US, else the province."""
-    if values.get("stateprovince"):
-        return
-    country = (data.get("country") or "").strip()
-    if country in ("", "US", "United States") and data.get("state"):
-        data["stateprovince"] = data["state"]
-    elif data.get("province"):
-        data["stateprovince"] = data["province"]
-    else:
-        data.pop("stateprovince", None)

@@ -88,7 +88,11 @@ def _alias_or_tag(text: str):
 
 
 class _CanonicalDumper(yaml.SafeDumper):
-    pass
+    def ignore_aliases(self, data: object) -> bool:
+        return True  # record files never use anchors, even for repeated values
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)  # lists indented under their key
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
@@ -98,13 +102,7 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
-def _represent_list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
-    flow = all(not isinstance(v, dict | list) for v in value)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
-
-
 _CanonicalDumper.add_representer(str, _represent_str)
-_CanonicalDumper.add_representer(list, _represent_list)
 
 
 def dump(mapping: dict) -> str:
@@ -127,8 +125,7 @@ def _rt_value(value: object) -> object:
         return LiteralScalarString(value.rstrip("\n") + "\n")
     if isinstance(value, list):
         seq = CommentedSeq([_rt_value(v) for v in value])
-        if all(not isinstance(v, dict | list) for v in value):
-            seq.fa.set_flow_style()
+        seq.fa.set_block_style()
         return seq
     return value
 
@@ -153,7 +150,7 @@ def edit(text: str, changes: dict, order: Sequence[str]) -> str:
     terser than the canonical form still reads in the usual order.
     """
     rt = _rt()
-    if re.search(r"^[ \t]+- ", text, re.MULTILINE):  # keep the file's indented-list style
+    if not re.search(r"^- ", text, re.MULTILINE):  # lists indented unless the file isn't
         rt.indent(mapping=2, sequence=4, offset=2)
     doc = rt.load(text)
     if not isinstance(doc, CommentedMap):
