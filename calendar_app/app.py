@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import hashlib
 import os
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import Flask
@@ -13,8 +15,10 @@ from flask import Flask
 from . import clock as clocks
 from .catalog import Catalog
 from .content import ContentTree
+from .index import CalendarIndex
 from .service import Service
 from .users import UserStore
+from .watcher import Journal, Watcher
 
 BUNDLED_CONTENT = Path(__file__).resolve().parent.parent / "content"
 DEFAULT_BASE_PATH = "/wp-json/tribe/events/v1"
@@ -42,22 +46,62 @@ class Calendar:
     service: Service
     clock: clocks.Clock
     cache_dir: Path
+    index: CalendarIndex
+    journal: Journal
+    watch: bool = False  # follow the tree with watchdog once serving
+    watcher: Watcher | None = None
+    _pid: int = 0
+    _start_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def ensure_started(self) -> None:
+        """Background threads run in the serving process: after a gunicorn fork the
+        parent's threads are gone, so (re)start them on the first request."""
+        if self._pid == os.getpid():
+            return
+        with self._start_lock:
+            if self._pid == os.getpid():
+                return
+            self._pid = os.getpid()
+            self.index.start()
+            if self.watch:
+                self.watcher = Watcher(self.catalog)
+                self.watcher.start()
+                # Anything that changed between loading and watching.
+                self.catalog.resync()
+
+    def sync(self) -> None:
+        """Per request: pick up writes other worker processes made (one stat)."""
+        self.journal.catch_up()
+
+    def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        self.index.stop()
+        self._pid = 0
 
 
 def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None,
-                  now: dt.datetime | None = None) -> Calendar:
+                  now: dt.datetime | None = None, watch: bool = False,
+                  index_in_background: bool = True) -> Calendar:
     cache_dir = cache_dir or default_cache_dir(content)
     tree = ContentTree(content, cache_dir / "write.lock")
     catalog = Catalog(tree)
-    catalog.load()
+    catalog.load(cache_dir / "catalog.pickle")
+    index = CalendarIndex(catalog, cache_dir, background=index_in_background)
+    index.cache_file = cache_dir / "catalog.pickle"
+    journal = Journal(cache_dir / "journal", catalog)
     users = UserStore(users_file)
     clock = clocks.fixed(now) if now else clocks.system_now
-    return Calendar(tree, catalog, users, Service(catalog, users, clock), clock, cache_dir)
+    return Calendar(tree, catalog, users, Service(catalog, users, clock), clock, cache_dir,
+                    index, journal, watch)
 
 
 def create_app(config: dict | None = None) -> Flask:
     """Config keys: CONTENT_DIR, USERS_FILE, CACHE_DIR, BASE_PATH, SITE_URL, NOW,
-    MAX_CONTENT_LENGTH (bytes)."""
+    MAX_CONTENT_LENGTH (bytes), WATCH (follow the tree with watchdog; default on unless
+    TESTING), INDEX_IN_BACKGROUND (write the search index from a thread; default on
+    unless TESTING, where `calendar.index.flush()` writes it)."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=str(BUNDLED_CONTENT),
@@ -71,9 +115,20 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.update(config or {})
     users_file = Path(app.config["USERS_FILE"] or default_users_file())
     cache = app.config["CACHE_DIR"]
-    app.extensions["calendar"] = open_calendar(
+    testing = bool(app.config.get("TESTING"))
+    watch = app.config.get("WATCH")
+    background = app.config.get("INDEX_IN_BACKGROUND")
+    calendar = open_calendar(
         Path(app.config["CONTENT_DIR"]), users_file, Path(cache) if cache else None,
-        app.config["NOW"])
+        app.config["NOW"], watch=not testing if watch is None else bool(watch),
+        index_in_background=not testing if background is None else bool(background))
+    app.extensions["calendar"] = calendar
+    atexit.register(calendar.close)
+
+    @app.before_request
+    def _follow_changes() -> None:
+        calendar.ensure_started()
+        calendar.sync()
 
     from . import api
 

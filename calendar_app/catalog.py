@@ -6,10 +6,13 @@ line, reason) and left out; the rest keeps being served.
 from __future__ import annotations
 
 import logging
+import os
+import pickle
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import yamlfile
 from .content import ContentTree
@@ -17,6 +20,13 @@ from .records import Record, RecordError, from_file, line_of
 from .resources import EVENTS, RESOURCES
 
 log = logging.getLogger(__name__)
+
+# Bump when Record/Problem or the parsing rules change: old start-up caches are ignored.
+CACHE_FORMAT = 1
+
+# listener(relpaths, origin): origin is "write" (service, in this process) or "files"
+# (re-read from disk: start-up, watcher, another worker's journal).
+Listener = Callable[[set[str], str], None]
 
 # Event fields that point at other records: field name -> collection.
 EVENT_LINKS = {f.name: f.link for f in EVENTS.fields if f.link}
@@ -45,31 +55,74 @@ class Catalog:
         self.backlinks: dict[tuple[str, str], set[int]] = defaultdict(set)
         self.version = 0  # bumped on every change; part of every ETag
         self.settings: dict = tree.settings()
+        # relpath -> (mtime_ns, size) of every record file as last read (valid or not):
+        # the start-up cache, resync and the index manifest compare against it.
+        self.stats: dict[str, tuple[int, int]] = {}
+        self.listeners: list[Listener] = []
+        self._touched: set[str] | None = None  # collecting during a batch re-read
+        self._cached: dict[str, tuple[tuple[int, int], object]] = {}
+        self.cache_dirty = False
+        self._counts: dict[tuple[str, str], int] = {}
+        self._counts_version = -1
 
     # -- loading -------------------------------------------------------------
-    def load(self) -> None:
+    def load(self, cache_file: Path | None = None) -> None:
+        """Read the tree; with a cache file, only files whose stat changed are parsed."""
+        self._cached = _read_cache(cache_file) if cache_file else {}
         with self.lock:
-            for stat in self.tree.scan():
-                self._load_file(stat.path)
+            self.resync()
             self.version += 1
+        self._cached = {}
+        if cache_file and self.cache_dirty:
+            self.save_cache(cache_file)
+
+    def resync(self) -> set[str]:
+        """Compare the tree with what was last read; re-read what differs. Returns the
+        paths re-read (start-up catch-up, and after directory moves the watcher cannot
+        map to single files)."""
+        current = {st.path: (st.mtime_ns, st.size) for st in self.tree.scan()}
+        changed = {p for p, st in current.items() if self.stats.get(p) != st}
+        changed |= self.stats.keys() - current.keys()
+        if changed:
+            self.refresh(changed)
+        return changed
 
     def refresh(self, relpaths: Iterable[str]) -> bool:
         """Re-read these files (changed, added or removed); True if anything changed."""
         changed = False
         with self.lock:
-            for relpath in relpaths:
-                if relpath == "calendar.yaml":
-                    self.settings = self.tree.settings()
-                    changed = True
-                    continue
-                if self.tree.collection_of(relpath) is None:
-                    continue
-                self._forget_path(relpath)
-                if self.tree.exists(relpath):
+            self._touched = set()
+            try:
+                paths = []
+                for relpath in relpaths:
+                    if relpath == "calendar.yaml":
+                        self.settings = self.tree.settings()
+                        changed = True
+                    elif self.tree.collection_of(relpath) is not None:
+                        paths.append(relpath)
+                # Forget everything first, then load: a rename or a branch checkout moves
+                # ids and slugs between files, and must not look like a clash.
+                for relpath in paths:
+                    self._forget_path(relpath)
+                    self.stats.pop(relpath, None)
+                for relpath in sorted(paths):
+                    if self.tree.exists(relpath):
+                        self._load_file(relpath)
+                # Files that clashed with something that may now be gone get another go.
+                retry = [p for p, pr in self.problems.items()
+                         if "already used" in pr.message and p not in paths]
+                for relpath in retry:
+                    self._forget_path(relpath)
                     self._load_file(relpath)
-                changed = True
+                changed = changed or bool(paths)
+                touched = self._touched
+            finally:
+                self._touched = None
             if changed:
                 self.version += 1
+                self.cache_dirty = True
+        if touched:
+            self._notify(touched, "files")
         return changed
 
     def _load_file(self, relpath: str) -> None:
@@ -77,6 +130,24 @@ class Catalog:
         if collection is None:
             return
         self.problems.pop(relpath, None)
+        try:
+            st = os.stat(self.tree.root / relpath)
+        except OSError as exc:
+            self._problem(relpath, 0, f"cannot read: {exc.strerror}")
+            return
+        stat = (st.st_mtime_ns, st.st_size)
+        self.stats[relpath] = stat
+        cached = self._cached.get(relpath)
+        if cached is not None and cached[0] == stat:
+            if isinstance(cached[1], Problem):
+                self.problems[relpath] = cached[1]
+                log.warning("skipping %s", cached[1])
+                return
+            record: Record = cached[1]  # type: ignore[assignment]
+            if self._clash(record, relpath, None) is None:
+                self.add(record)
+            return
+        self.cache_dirty = True
         try:
             data = self.tree.read_bytes(relpath)
         except OSError as exc:
@@ -92,17 +163,29 @@ class Catalog:
             text = data.decode("utf-8", "replace")
             self._problem(relpath, line_of(text, exc.key), exc.message)
             return
+        if self._clash(record, relpath, data) is None:
+            self.add(record)
+
+    def _clash(self, record: Record, relpath: str, data: bytes | None) -> Problem | None:
+        """Another file already holds this id or slug: keep the first, report this one."""
         clash = self.records.get(record.id)
+        key, message = "", ""
         if clash is not None and clash.path != relpath:
-            self._problem(relpath, line_of(data.decode(), "id"),
-                          f"id {record.id} is already used by {clash.path}")
-            return
-        other = self.slugs[collection].get(record.slug)
-        if other is not None and other != record.id:
-            self._problem(relpath, line_of(data.decode(), "slug"),
-                          f"slug {record.slug!r} is already used by {self.records[other].path}")
-            return
-        self.add(record)
+            key, message = "id", f"id {record.id} is already used by {clash.path}"
+        else:
+            other = self.slugs[record.collection].get(record.slug)
+            if other is not None and other != record.id:
+                key = "slug"
+                message = f"slug {record.slug!r} is already used by {self.records[other].path}"
+        if not key:
+            return None
+        if data is None:
+            try:
+                data = self.tree.read_bytes(relpath)
+            except OSError:
+                data = b""
+        self._problem(relpath, line_of(data.decode("utf-8", "replace"), key), message)
+        return self.problems[relpath]
 
     def _problem(self, relpath: str, line: int, message: str) -> None:
         problem = Problem(relpath, line, message)
@@ -115,7 +198,39 @@ class Catalog:
         if record_id is not None:
             self.remove(self.records[record_id])
 
+    # -- start-up cache ----------------------------------------------------------
+    def save_cache(self, cache_file: Path) -> None:
+        """Pickle what was parsed, keyed by each file's stat, for a fast next start."""
+        with self.lock:
+            entries: dict[str, tuple[tuple[int, int], object]] = {}
+            for relpath, stat in self.stats.items():
+                rid = self.paths.get(relpath)
+                item = self.records.get(rid) if rid is not None else self.problems.get(relpath)
+                if item is not None:
+                    entries[relpath] = (stat, item)
+            self.cache_dirty = False
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump((CACHE_FORMAT, str(self.tree.root), entries), fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cache_file)
+
     # -- changing --------------------------------------------------------------
+    def _notify(self, relpaths: set[str], origin: str) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(relpaths, origin)
+            except Exception:  # a broken listener must not break a write
+                log.exception("catalog listener failed")
+
+    def _changed(self, relpath: str) -> None:
+        if self._touched is not None:
+            self._touched.add(relpath)
+        else:
+            self.cache_dirty = True
+            self._notify({relpath}, "write")
+
     def add(self, record: Record) -> None:
         with self.lock:
             old = self.records.get(record.id)
@@ -126,7 +241,15 @@ class Catalog:
             self.paths[record.path] = record.id
             for key in self._link_keys(record):
                 self.backlinks[key].add(record.id)
+            if self._touched is None:
+                # A write through the service: remember the stat of the file it wrote.
+                try:
+                    st = os.stat(self.tree.root / record.path)
+                    self.stats[record.path] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    pass
             self.version += 1
+            self._changed(record.path)
 
     def remove(self, record: Record) -> None:
         with self.lock:
@@ -141,7 +264,10 @@ class Catalog:
                     ids.discard(record.id)
                     if not ids:
                         del self.backlinks[key]
+            if self._touched is None and not (self.tree.root / record.path).exists():
+                self.stats.pop(record.path, None)
             self.version += 1
+            self._changed(record.path)
 
     @staticmethod
     def _link_keys(record: Record) -> Iterator[tuple[str, str]]:
@@ -179,9 +305,20 @@ class Catalog:
         return [r for r in found if r is not None]
 
     def term_count(self, record: Record) -> int:
-        """Published events carrying a term (the plugin's `count`)."""
-        return sum(1 for r in self.linked(record.collection, record.slug)
-                   if r.collection == "events" and r.status == "publish")
+        """Published events carrying a term (the plugin's `count`). Memoized per
+        version: every embedded term of every listed event asks for it."""
+        if self._counts_version != self.version:
+            self._counts = {}
+            self._counts_version = self.version
+        key = (record.collection, record.slug)
+        count = self._counts.get(key)
+        if count is None:
+            records = self.records
+            count = sum(1 for i in self.backlinks.get(key, ())
+                        if (r := records.get(i)) is not None and r.collection == "events"
+                        and r.status == "publish")
+            self._counts[key] = count
+        return count
 
     def next_id(self) -> int:
         used = max(self.records, default=0)
@@ -199,3 +336,13 @@ class Catalog:
             if isinstance(raw.get("id"), int):
                 best = max(best, raw["id"])
         return best
+
+
+def _read_cache(cache_file: Path) -> dict[str, tuple[tuple[int, int], object]]:
+    try:
+        with open(cache_file, "rb") as fh:
+            fmt, _root, entries = pickle.load(fh)
+    except (OSError, ValueError, EOFError, pickle.UnpicklingError, AttributeError,
+            TypeError, ImportError):
+        return {}
+    return entries if fmt == CACHE_FORMAT else {}

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .app import BUNDLED_CONTENT, default_users_file
+from .editorial import register as register_editorial
 from .users import ROLES, UserStore
 
 
@@ -86,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("name")
     _users_arg(rm)
     users.set_defaults(func=cmd_users)
+    register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
+    from .index import register as register_index
+
+    register_index(sub)  # reindex
     return parser
 
 

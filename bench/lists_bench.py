@@ -1,0 +1,171 @@
+"""List/search benchmark under the production server (gunicorn, 2 workers) with wrk.
+
+    python bench/lists_bench.py [--sizes 1000 10000 100000] [--root /tmp/bench]
+
+Per size: generate the calendar (bench/gen_calendar.py) unless present; time a full
+`reindex`; time start-up with an up-to-date index and catch-up after 100 files changed
+(new processes); then start gunicorn with 2 workers and measure with wrk on loopback:
+single-client latency of GET /events (default), a search + date range + category
+query and GET /events/<id>; 8-client throughput of GET /events, of a 304 revalidation
+and of a bare Flask endpoint returning the same bytes. Also times uncached (first
+time) list queries in-process. Prints a Markdown table; run by hand, never by CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PY = sys.executable
+BASE = "/wp-json/tribe/events/v1"
+SEARCH = "/events?search=jazz&start_date=2027-01-01&end_date=2027-06-30&categories=category-3"
+
+
+def run_py(code: str, env: dict | None = None) -> str:
+    out = subprocess.run([PY, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}, check=True)
+    return out.stdout.strip()
+
+
+def timed_reindex(content: Path, cache: Path) -> float:
+    code = (f"import time,argparse;from calendar_app import index;p=argparse.ArgumentParser();"
+            f"s=p.add_subparsers();index.register(s);a=p.parse_args(['reindex','--content',"
+            f"'{content}','--cache-dir','{cache}']);t=time.perf_counter();a.func(a);"
+            f"print(time.perf_counter()-t)")
+    return float(run_py(code).splitlines()[-1])
+
+
+def timed_start(content: Path, cache: Path, flush: bool) -> float:
+    code = ("import time;t=time.perf_counter();from calendar_app.app import open_calendar;"
+            "from pathlib import Path;"
+            f"c=open_calendar(Path('{content}'),Path('/tmp/bench-users.yaml'),Path('{cache}'),"
+            f"index_in_background=False);n=c.index.flush() if {flush} else 0;"
+            "c.index.table();print(time.perf_counter()-t, n, len(c.index.pending()))")
+    return float(run_py(code).split()[0])
+
+
+def touch_files(content: Path, count: int) -> None:
+    files = sorted((content / "events").rglob("*.yaml"))[:count]
+    for f in files:
+        f.write_text(f.read_text().replace("title: ", "title: Edited ", 1))
+
+
+def wrk(url: str, clients: int, seconds: int = 5, header: str | None = None) -> dict:
+    cmd = ["wrk", f"-t{min(clients, 2)}", f"-c{clients}", f"-d{seconds}s", "--latency", url]
+    if header:
+        cmd[1:1] = ["-H", header]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+    def ms(label: str) -> float:
+        m = re.search(rf"{label}\s+([\d.]+)(us|ms|s)\b", out)
+        value, unit = float(m.group(1)), m.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    return {"p50": ms("50%"), "p99": ms("99%"), "rps": rps}
+
+
+def uncached(content: Path, cache: Path) -> tuple[float, float]:
+    """Median in-process time of first-time (uncached) default and search queries."""
+    code = f"""
+import time, statistics, datetime as dt
+from calendar_app import create_app
+app = create_app({{"CONTENT_DIR": "{content}", "CACHE_DIR": "{cache}",
+                  "USERS_FILE": "/tmp/bench-users.yaml", "TESTING": True}})
+c = app.test_client(); c.get("{BASE}/events")
+a, b = [], []
+for i in range(30):
+    day = (dt.date(2026, 1, 1) + dt.timedelta(days=i)).isoformat()
+    t = time.perf_counter(); c.get("{BASE}/events?start_date=" + day); a.append(time.perf_counter() - t)
+    t = time.perf_counter(); c.get("{BASE}{SEARCH}&end_date=2027-07-" + f"{{i % 28 + 1:02d}}"); b.append(time.perf_counter() - t)
+print(statistics.median(a) * 1000, statistics.median(b) * 1000)
+"""
+    x, y = run_py(code).split()
+    return float(x), float(y)
+
+
+def bench(size: int, root: Path, port: int) -> dict:
+    content, cache = root / f"cal-{size}", root / f"cache-{size}"
+    if not content.exists():
+        subprocess.run([PY, str(REPO / "bench" / "gen_calendar.py"), str(size), str(content)],
+                       check=True)
+    shutil.rmtree(cache, ignore_errors=True)
+    timed_start(content, cache, False)  # fill the parsed-catalog cache
+    r: dict = {"size": size, "reindex": timed_reindex(content, cache)}
+    r["startup"] = timed_start(content, cache, False)
+    touch_files(content, 100)
+    r["catchup"] = timed_start(content, cache, True)
+    r["uncached_default"], r["uncached_search"] = uncached(content, cache)
+    env = {**os.environ, "CALENDAR_CONTENT": str(content), "CALENDAR_CACHE": str(cache),
+           "CALENDAR_USERS": "/tmp/bench-users.yaml", "PYTHONPATH": str(REPO)}
+    server = subprocess.Popen(
+        [str(Path(PY).parent / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{port}",
+         "--log-level", "warning", "--pythonpath", str(REPO / "bench"), "bench_wsgi:app"], cwd=REPO, env=env)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(url + BASE + "/events", timeout=5).read()
+                break
+            except OSError:
+                time.sleep(0.2)
+        first_id = re.search(rb'"id": (\d+)', urllib.request.urlopen(
+            url + BASE + "/events").read()).group(1).decode()
+        etag = urllib.request.urlopen(url + BASE + "/events").headers["ETag"]
+        for _ in range(4):  # warm both workers' caches
+            urllib.request.urlopen(url + BASE + SEARCH).read()
+        r["list1"] = wrk(url + BASE + "/events", 1)
+        r["search1"] = wrk(url + BASE + SEARCH, 1)
+        r["single1"] = wrk(url + BASE + f"/events/{first_id}", 1)
+        r["list8"] = wrk(url + BASE + "/events", 8)
+        r["cond8"] = wrk(url + BASE + "/events", 8, header=f"If-None-Match: {etag}")
+        r["bare8"] = wrk(url + "/bench/bare", 8)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    return r
+
+
+def table(results: list[dict]) -> str:
+    rows = [
+        ("full reindex (s)", lambda r: f"{r['reindex']:.1f}"),
+        ("start-up, index up to date (s)", lambda r: f"{r['startup']:.2f}"),
+        ("catch-up after 100 files changed (s)", lambda r: f"{r['catchup']:.2f}"),
+        ("GET /events 1 client p50 / p99 (ms)",
+         lambda r: f"{r['list1']['p50']:.2f} / {r['list1']['p99']:.2f}"),
+        ("search+dates+category 1 client p50 (ms)", lambda r: f"{r['search1']['p50']:.2f}"),
+        ("GET /events/<id> 1 client p50 (ms)", lambda r: f"{r['single1']['p50']:.2f}"),
+        ("GET /events uncached, in-process p50 (ms)", lambda r: f"{r['uncached_default']:.1f}"),
+        ("search uncached, in-process p50 (ms)", lambda r: f"{r['uncached_search']:.1f}"),
+        ("GET /events 8 clients (req/s)", lambda r: f"{r['list8']['rps']:.0f}"),
+        ("304 revalidation 8 clients (req/s)", lambda r: f"{r['cond8']['rps']:.0f}"),
+        ("bare Flask, same bytes, 8 clients (req/s)", lambda r: f"{r['bare8']['rps']:.0f}"),
+    ]
+    head = "| figure | " + " | ".join(f"{r['size']:,} events" for r in results) + " |"
+    sep = "|---|" + "---|" * len(results)
+    lines = [head, sep] + [f"| {name} | " + " | ".join(f(r) for r in results) + " |"
+                           for name, f in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--root", type=Path, default=Path("/tmp/bench"))
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+    results = [bench(n, args.root, args.port) for n in args.sizes]
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,512 @@
+"""The query side of the catalog: in-memory event columns plus a persistent Whoosh index.
+
+Who answers what, and why (design.md's Whoosh figures):
+- Date windows, ordering, counts and every id/flag filter come from `EventTable`:
+  numpy columns of all events sorted by (local start, publication date, id), rebuilt
+  lazily when the catalog version moves. A window is a bisect plus a vectorised mask,
+  so totals are exact and a page costs the same at 1k or 100k events. Whoosh would
+  need ~0.7 s for a start-sorted window at 100k.
+- Text search (`search=`) is the one thing Whoosh answers: every word as a prefix
+  query over the text fields, unscored, giving the exact set of matching ids that is
+  then intersected with the columns.
+- The index lives in `cache_dir/whoosh` (outside the content tree, rebuildable). Its
+  manifest records the stat of every file it holds, so start-up and other workers
+  only index what differs. Writes are batched by a background thread per process and
+  serialized across processes by a file lock; the one long-lived searcher is
+  refreshed after commits.
+- Until a change is committed to the index, its path is "pending": Whoosh hits for
+  pending paths are ignored and the current in-memory records at those paths are
+  matched in Python with the same tokenizer, so a list is exact on the next request
+  even while the index lags behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import contextlib
+import datetime as dt
+import fcntl
+import logging
+import math
+import os
+import pickle
+import re
+import shutil
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+from whoosh import index as windex
+from whoosh import query as wq
+from whoosh.analysis import LowercaseFilter, RegexTokenizer
+from whoosh.fields import ID, NUMERIC, TEXT, Schema
+
+from .catalog import Catalog
+from .records import Record
+from .resources import RESOURCES, STATUSES
+
+log = logging.getLogger(__name__)
+
+INDEX_FORMAT = 1
+_EPOCH = dt.datetime(1970, 1, 1)
+_TAGS = re.compile(r"<[^>]*>")
+# No stop words and no stemming: WordPress search matches any substring, so "the" or
+# "jazzy" must still find something; prefixes are the closest an inverted index gets.
+ANALYZER = RegexTokenizer(r"\w+") | LowercaseFilter()
+# Fields of the descriptions that carry words: every string/text field except the
+# technical ones. Same names across resources share one index field.
+_NOT_TEXT = {"slug", "timezone", "status", "website", "image", "currency_symbol",
+             "currency_position", "currency_code", "stateprovince"}
+
+
+def text_fields() -> dict[str, tuple[str, ...]]:
+    """Searchable fields per collection, derived from the resource descriptions."""
+    return {name: tuple(f.name for f in res.fields
+                        if f.type in ("string", "text") and f.name not in _NOT_TEXT)
+            for name, res in RESOURCES.items()}
+
+
+TEXT_FIELDS = text_fields()
+# What `/events?search=` looks in (WordPress: title, excerpt, content).
+EVENT_SEARCH_FIELDS = ("title", "excerpt", "description")
+
+
+def schema() -> Schema:
+    """Lean on purpose (reindex speed): no positions, no stored values, no scores used."""
+    fields: dict = {"key": ID(unique=True), "rid": NUMERIC(int, bits=64, sortable=True),
+                    "collection": ID}
+    for names in TEXT_FIELDS.values():
+        for name in names:
+            fields.setdefault(name, TEXT(analyzer=ANALYZER, phrase=False))
+    return Schema(**fields)
+
+
+def _plain(value: object) -> str:
+    return _TAGS.sub(" ", value) if isinstance(value, str) else ""
+
+
+def document(record: Record) -> dict:
+    doc = {"key": record.path, "rid": record.id, "collection": record.collection}
+    for name in TEXT_FIELDS[record.collection]:
+        text = _plain(record.data.get(name))
+        if text:
+            # Unscored, no phrases: only which words occur matters, so each distinct
+            # word is indexed once (halves or better the tokens Whoosh must write).
+            doc[name] = " ".join(dict.fromkeys(tokens(text)))
+    return doc
+
+
+def tokens(text: str) -> list[str]:
+    return [t.text for t in ANALYZER(text)]
+
+
+class SearchTerms:
+    """A WordPress-style search string: every word required, `-word` excluded."""
+
+    def __init__(self, text: str) -> None:
+        self.include: list[str] = []
+        self.exclude: list[str] = []
+        for word in text.split():
+            target = self.exclude if word.startswith("-") and len(word) > 1 else self.include
+            target.extend(tokens(word.lstrip("-") if target is self.exclude else word))
+
+    def query(self, collection: str, fields: tuple[str, ...]) -> wq.Query:
+        def any_field(tok: str) -> wq.Query:
+            return wq.Or([wq.Prefix(f, tok) for f in fields])
+
+        parts: list[wq.Query] = [wq.Term("collection", collection)]
+        parts += [any_field(t) for t in self.include]
+        q: wq.Query = wq.And(parts)
+        if self.exclude:
+            q = wq.AndNot(q, wq.Or([any_field(t) for t in self.exclude]))
+        return q
+
+    def matches(self, record: Record, fields: tuple[str, ...]) -> bool:
+        """The same test in Python, for records the index has not caught up with."""
+        words = [w for f in fields for w in tokens(_plain(record.data.get(f)))]
+        has = lambda t: any(w.startswith(t) for w in words)
+        return all(has(t) for t in self.include) and not any(has(t) for t in self.exclude)
+
+
+# ----------------------------------------------------------------- event columns
+def _seconds(value: dt.datetime | None) -> int:
+    return int((value - _EPOCH).total_seconds()) if value else 0
+
+
+STATUS_CODES = {name: i for i, name in enumerate(STATUSES)}
+
+
+class EventTable:
+    """Every event as numpy columns, sorted by (local start, publication date, id)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.version = catalog.version
+        events = catalog.all("events")
+        rows = []
+        for r in events:
+            d = r.data
+            rows.append((_seconds(d["start_date"]), _seconds(d.get("date") or d.get("modified")),
+                         r.id, _seconds(d["end_date"]), STATUS_CODES.get(r.status, 0),
+                         bool(d.get("hide_from_listings")), bool(d.get("featured")),
+                         int(d.get("author") or 0), d.get("venue") or ""))
+        rows.sort()
+        n = len(rows)
+        self.start = np.fromiter((r[0] for r in rows), np.int64, n)
+        self.pubdate = np.fromiter((r[1] for r in rows), np.int64, n)
+        self.ids = np.fromiter((r[2] for r in rows), np.int64, n)
+        self.end = np.fromiter((r[3] for r in rows), np.int64, n)
+        self.status = np.fromiter((r[4] for r in rows), np.int8, n)
+        self.hidden = np.fromiter((r[5] for r in rows), np.bool_, n)
+        self.featured = np.fromiter((r[6] for r in rows), np.bool_, n)
+        self.author = np.fromiter((r[7] for r in rows), np.int64, n)
+        venues = {v.slug: v for v in catalog.all("venues")}
+
+        def coord(slug: str, key: str) -> float:
+            value = venues[slug].data.get(key) if slug in venues else None
+            return float(value) if value is not None else math.nan
+
+        self.lat = np.fromiter((coord(r[8], "geo_lat") for r in rows), np.float64, n)
+        self.lng = np.fromiter((coord(r[8], "geo_lng") for r in rows), np.float64, n)
+        self.start_list = self.start.tolist()  # bisect on a list beats numpy for one value
+        order = np.argsort(self.ids)
+        self._sorted_ids = self.ids[order]
+        self._id_pos = order
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def positions(self, ids: Iterable[int]) -> np.ndarray:
+        """Row positions of these event ids (unknown ids dropped)."""
+        wanted = np.fromiter(ids, np.int64)
+        if not len(wanted) or not len(self.ids):
+            return np.empty(0, np.int64)
+        at = np.searchsorted(self._sorted_ids, wanted)
+        at = np.clip(at, 0, len(self._sorted_ids) - 1)
+        hit = self._sorted_ids[at] == wanted
+        return self._id_pos[at[hit]]
+
+    def mask_of(self, ids: Iterable[int]) -> np.ndarray:
+        mask = np.zeros(len(self.ids), np.bool_)
+        mask[self.positions(ids)] = True
+        return mask
+
+    def first_starting_at(self, seconds: int) -> int:
+        return bisect.bisect_left(self.start_list, seconds)
+
+
+def seconds(value: dt.datetime) -> int:
+    return _seconds(value)
+
+
+# ------------------------------------------------------------------ whoosh index
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """One index writer across processes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+class TextIndex:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.dir = folder / "whoosh"
+        self.manifest_file = folder / "whoosh-manifest.pickle"
+        self.lock_file = folder / "whoosh.lock"
+        self._searcher = None
+        self._col = None
+        self._search_lock = threading.Lock()
+
+    # -- manifest: relpath -> ((mtime_ns, size), id) of what the index holds -------
+    def manifest(self) -> dict[str, tuple[tuple[int, int], int]]:
+        try:
+            with open(self.manifest_file, "rb") as fh:
+                fmt, entries = pickle.load(fh)
+            return entries if fmt == INDEX_FORMAT else {}
+        except (OSError, ValueError, EOFError, pickle.UnpicklingError):
+            return {}
+
+    def _save_manifest(self, entries: dict) -> None:
+        tmp = self.manifest_file.with_name(f"{self.manifest_file.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump((INDEX_FORMAT, entries), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, self.manifest_file)
+
+    def exists(self) -> bool:
+        return windex.exists_in(str(self.dir)) and self.manifest_file.exists()
+
+    @staticmethod
+    def _wanted(catalog: Catalog, relpath: str) -> tuple[tuple[int, int], int] | None:
+        rid = catalog.paths.get(relpath)
+        stat = catalog.stats.get(relpath)
+        return (stat, rid) if rid is not None and stat is not None else None
+
+    # -- writing ------------------------------------------------------------------
+    def rebuild(self, catalog: Catalog) -> int:
+        """Index every record from scratch, in one batch and one commit."""
+        with file_lock(self.lock_file):
+            tmp = self.folder / f"whoosh.new.{os.getpid()}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            ix = windex.create_in(str(tmp), schema())
+            writer = ix.writer(limitmb=256)
+            manifest = {}
+            with catalog.lock:
+                records = list(catalog.records.values())
+                for record in records:
+                    want = self._wanted(catalog, record.path)
+                    if want is None:
+                        continue
+                    writer.add_document(**document(record))
+                    manifest[record.path] = want
+            writer.commit()
+            ix.close()
+            old = self.folder / f"whoosh.old.{os.getpid()}"
+            if self.dir.exists():
+                os.replace(self.dir, old)
+            os.replace(tmp, self.dir)
+            shutil.rmtree(old, ignore_errors=True)
+            self._save_manifest(manifest)
+        self._close_searcher()
+        return len(manifest)
+
+    def sync(self, catalog: Catalog, relpaths: Iterable[str]) -> int:
+        """Bring these paths in the index up to the catalog; returns documents written.
+        Another worker may have done it already: the manifest says so, and then this
+        is a no-op."""
+        if not self.exists():
+            self.rebuild(catalog)
+            return -1
+        with file_lock(self.lock_file):
+            manifest = self.manifest()
+            todo = []
+            with catalog.lock:
+                for relpath in relpaths:
+                    want = self._wanted(catalog, relpath)
+                    if manifest.get(relpath) != want:
+                        record = catalog.records.get(want[1]) if want else None
+                        todo.append((relpath, want, document(record) if record else None))
+            if not todo:
+                return 0
+            ix = windex.open_dir(str(self.dir))
+            writer = ix.writer(limitmb=128)
+            for relpath, want, doc in todo:
+                writer.delete_by_term("key", relpath)
+                if doc is not None:
+                    writer.add_document(**doc)
+                    manifest[relpath] = want
+                else:
+                    manifest.pop(relpath, None)
+            writer.commit()
+            ix.close()
+            self._save_manifest(manifest)
+        return len(todo)
+
+    def differences(self, catalog: Catalog) -> set[str]:
+        """Paths where the index and the catalog disagree (start-up catch-up)."""
+        manifest = self.manifest()
+        with catalog.lock:
+            current = {p: self._wanted(catalog, p) for p in catalog.paths}
+        wrong = {p for p, want in current.items() if manifest.get(p) != want}
+        return wrong | (manifest.keys() - current.keys())
+
+    # -- reading -------------------------------------------------------------------
+    def _close_searcher(self) -> None:
+        with self._search_lock:
+            if self._searcher is not None:
+                self._searcher.close()
+            self._searcher = None
+
+    def refresh(self) -> None:
+        with self._search_lock:
+            if self._searcher is not None and not self._searcher.up_to_date():
+                self._searcher = self._searcher.refresh()
+                self._col = self._searcher.reader().column_reader("rid")
+
+    def search(self, q: wq.Query) -> tuple[set[int], set[str]] | None:
+        """(ids, keys) of every matching document; None when there is no index yet."""
+        with self._search_lock:
+            if self._searcher is None:
+                if not windex.exists_in(str(self.dir)):
+                    return None
+                self._searcher = windex.open_dir(str(self.dir)).searcher()
+                self._col = self._searcher.reader().column_reader("rid")
+            docs = list(self._searcher.docs_for_query(q))
+            col = self._col
+            ids = {col[d] for d in docs}
+        return ids, set()
+
+    def close(self) -> None:
+        self._close_searcher()
+
+
+# ------------------------------------------------------------------ the whole
+class CalendarIndex:
+    """Columns + text index for one catalog, following its changes."""
+
+    def __init__(self, catalog: Catalog, folder: Path, background: bool = True) -> None:
+        self.catalog = catalog
+        self.text = TextIndex(folder)
+        self._table: EventTable | None = None
+        self._table_lock = threading.Lock()
+        self._pending: dict[str, int] = {}  # relpath -> change counter
+        self._counter = 0
+        self._pending_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+        self.background = background
+        self.cache_file: Path | None = None
+        catalog.listeners.append(self._on_change)
+        # Start-up catch-up: whatever differs from the index is pending until written.
+        if self.text.exists():
+            self._mark(self.text.differences(catalog))
+        else:
+            self._mark(set(catalog.paths))
+
+    # -- following changes ---------------------------------------------------
+    def _mark(self, relpaths: Iterable[str]) -> None:
+        with self._pending_lock:
+            for p in relpaths:
+                self._counter += 1
+                self._pending[p] = self._counter
+        if self._pending:
+            self._wake.set()
+
+    def _on_change(self, relpaths: set[str], origin: str) -> None:
+        self._mark(relpaths)
+
+    def pending(self) -> set[str]:
+        with self._pending_lock:
+            return set(self._pending)
+
+    def flush(self) -> int:
+        """Write pending changes to the index now (the background thread calls this)."""
+        with self._pending_lock:
+            snapshot = dict(self._pending)
+        if not snapshot:
+            return 0
+        written = self.text.sync(self.catalog, snapshot)
+        self.text.refresh()
+        with self._pending_lock:
+            for p, n in snapshot.items():
+                if self._pending.get(p) == n:
+                    del self._pending[p]
+        if self.cache_file is not None and self.catalog.cache_dirty:
+            self.catalog.save_cache(self.cache_file)
+        return written
+
+    def start(self) -> None:
+        """The background writer; started lazily so it lives in the serving process
+        (gunicorn may fork after the app is built)."""
+        if not self.background:
+            return
+        if self._thread is not None and self._thread.is_alive() and self._pid == os.getpid():
+            return
+        self._pid = os.getpid()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="calendar-indexer",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(1.0)
+            if self._stop.is_set():
+                break
+            if not self._wake.is_set():
+                continue
+            time.sleep(0.05)  # let a burst of changes gather into one commit
+            self._wake.clear()
+            try:
+                self.flush()
+            except Exception:
+                log.exception("index update failed; will retry")
+                time.sleep(1.0)
+                self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self._thread = None
+        self.text.close()
+
+    # -- queries -------------------------------------------------------------------
+    def table(self) -> EventTable:
+        table = self._table
+        if table is None or table.version != self.catalog.version:
+            with self._table_lock, self.catalog.lock:
+                table = self._table
+                if table is None or table.version != self.catalog.version:
+                    table = self._table = EventTable(self.catalog)
+        return table
+
+    def search(self, collection: str, text: str, fields: tuple[str, ...]) -> set[int]:
+        """Ids of the records of a collection matching a search string (exact set)."""
+        terms = SearchTerms(text)
+        pending = self.pending()
+        found = self.text.search(terms.query(collection, fields)) if (
+            len(pending) < max(1000, len(self.catalog.paths) // 2)) else None
+        if found is None:
+            # No usable index (first build still running): match everything in Python.
+            return {r.id for r in self.catalog.all(collection) if terms.matches(r, fields)}
+        ids, _ = found
+        stale = {self.catalog.paths.get(p) for p in pending}
+        # A pending path's old document may still be in the index: trust memory there.
+        with self.catalog.lock:
+            stale_ids = {i for i in stale if i is not None}
+            removed_ids = ids - set(self.catalog.records)
+            ids = ids - stale_ids - removed_ids
+            for rid in stale_ids:
+                record = self.catalog.records.get(rid)
+                if record is not None and record.collection == collection and (
+                        terms.matches(record, fields)):
+                    ids.add(rid)
+            # Ids whose document sits at another (pending) path are covered above.
+        return ids
+
+
+# ------------------------------------------------------------------ command line
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from .app import default_cache_dir
+
+    content = Path(args.content)
+    cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir(content)
+    from .content import ContentTree
+
+    t0 = time.perf_counter()
+    tree = ContentTree(content, cache_dir / "write.lock")
+    catalog = Catalog(tree)
+    catalog.load(cache_dir / "catalog.pickle")
+    t1 = time.perf_counter()
+    count = TextIndex(cache_dir).rebuild(catalog)
+    t2 = time.perf_counter()
+    print(f"read {len(catalog.records)} records in {t1 - t0:.1f} s, "
+          f"indexed {count} in {t2 - t1:.1f} s ({cache_dir})")
+    for problem in catalog.problems.values():
+        print(f"skipped {problem}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `reindex` to the `python -m calendar_app` command line."""
+    from .app import BUNDLED_CONTENT
+
+    parser = subparsers.add_parser(
+        "reindex", help="rebuild the search index from scratch",
+        description="Re-read the content tree and rebuild the Whoosh index in the cache "
+                    "folder from scratch.")
+    parser.add_argument("--content", type=Path, default=BUNDLED_CONTENT)
+    parser.add_argument("--cache-dir", default=None,
+                        help="cache folder (default: next to the content tree)")
+    parser.set_defaults(func=cmd_reindex)

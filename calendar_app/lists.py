@@ -1,0 +1,763 @@
+"""The five list endpoints (`GET /events`, `/venues`, `/organizers`, `/categories`,
+`/tags`): one table-driven path.
+
+1. `_parse`: every parameter the route declares (names from `discovery.LIST_PARAMS`)
+   is checked by the checker its kind names in `_KINDS`; all failures are reported
+   together as the plugin's `rest_invalid_param`.
+2. `_select_*`: what matches, as records in list order (events from the in-memory
+   columns of `index.EventTable`, text search from Whoosh; the other collections are
+   small and filtered in memory).
+3. `list_response`: paging, envelope in the plugin's key order, `rest_url` family,
+   `X-TEC-*`/`X-WP-*` totals and an RFC 8288 `Link` (next/prev).
+
+Finished bodies are cached per (catalog version, effective query, what the caller may
+see), so a repeated request costs a dict lookup; any change to the catalog changes the
+version and thereby the key.
+
+Our decisions where the plugin differs or has nothing (design.md, spec §7):
+- `include` ignores every date filter (the plugin re-applies its default window).
+- `geoloc`, `geoloc_lat`, `geoloc_lng` work without Events Calendar Pro, from the venue's
+  `geo_lat`/`geo_lng`: `geoloc=true` keeps events whose venue has coordinates (false:
+  those without); `geoloc_lat`+`geoloc_lng` keep events whose venue lies within
+  `geoloc_radius` kilometres (our parameter, default 50, great-circle distance).
+- `ticketed`: there is no Event Tickets here, so `ticketed=true` is the plugin's 400
+  (`event-tickets-not-active`); `ticketed=false` matches every event.
+- `categories` also matches events of sub-categories (WordPress `include_children`).
+- Editors list every non-internal status by default, but only records they may read
+  (`Service.may_read`: others' drafts need `edit_others`, private needs `read_private`).
+- `only_with_upcoming` looks at every upcoming event, not only the first page of them.
+- Search matches word prefixes (`jazz` finds "Jazzy"), not arbitrary substrings.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import quote_plus
+
+import numpy as np
+from flask import Response, request
+
+from . import dates, discovery, errors
+from .errors import ApiError
+from .index import EVENT_SEARCH_FIELDS, seconds
+from .records import Record
+from .resources import RESOURCES, STATUSES, Resource
+from .service import parse_bool, truthy
+from .users import User
+
+# Statuses WordPress registers besides ours: accepted by `status`, never present here.
+_INTERNAL = ("auto-draft", "inherit", "tribe-ea-success", "tribe-ea-failed",
+             "tribe-ea-schedule", "tribe-ea-pending", "tribe-ea-draft", "tribe-ignored")
+_EDITOR_DEFAULT = ("publish", "future", "draft", "pending", "private")
+_DATE_PARAMS = ("start_date", "end_date", "starts_before", "starts_after", "ends_before",
+                "ends_after")
+_RELATIVE = _DATE_PARAMS[2:]
+GEOLOC_RADIUS_KM = 50.0
+_EARTH_KM = 6371.0088
+INVALID = "Invalid parameter."
+
+
+def _api():  # late import: api imports this module lazily too
+    from . import api
+
+    return api
+
+
+# ------------------------------------------------------------------ defaults
+def request_defaults() -> dict:
+    """Per-request defaults as the plugin's index shows them: `per_page` (calendar
+    setting, capped), `start_date` (yesterday 23:59:00) and `end_date` (now + 24
+    months), both in the site timezone from the app clock."""
+    cal = _api().calendar()
+    settings = cal.catalog.settings
+    now = cal.service.site_now()
+    start = dt.datetime.combine(now.date() - dt.timedelta(days=1), dt.time(23, 59))
+    end = dates.parse_datetime("+24 months", dates.zone(cal.service.site_zone_name),
+                               cal.clock())
+    return {"per_page": _per_page_default(settings), "start_date": dates.fmt(start),
+            "end_date": dates.fmt(end)}
+
+
+def _max_per_page(settings: dict) -> int:
+    return max(1, int(settings.get("max_per_page") or 50))
+
+
+def _per_page_default(settings: dict) -> int:
+    return min(max(1, int(settings.get("per_page") or 10)), _max_per_page(settings))
+
+
+# ------------------------------------------------------------------ parsing
+@dataclass
+class Query:
+    resource: Resource
+    user: User | None
+    editor: bool
+    values: dict = field(default_factory=dict)  # checked, normalized values
+    given: set = field(default_factory=set)  # names present in the request
+    bad: dict = field(default_factory=dict)
+    details: dict = field(default_factory=dict)
+
+    def fail(self, name: str, message: str = INVALID, detail: dict | None = None) -> None:
+        self.bad.setdefault(name, message)
+        if detail is not None:
+            self.details[name] = detail
+
+
+def _items(raw: object) -> list[str] | None:
+    """A list parameter: `a,b`, `x[]=a&x[]=b` or a JSON array; None when empty."""
+    values = raw if isinstance(raw, list) else [raw]
+    out: list[str] = []
+    for value in values:
+        if isinstance(value, dict | list):
+            return None
+        out += [v.strip() for v in str(value).split(",")]
+    out = [v for v in out if v]
+    return out or None
+
+
+def _int(text: object) -> int | None:
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, int):
+        return text
+    if isinstance(text, str) and re.fullmatch(r"[+-]?\d+", text.strip()):
+        return int(text)
+    return None
+
+
+def _k_page(q: Query, name: str, raw: object) -> None:
+    value = _int(raw)
+    if value is None or value < 1:
+        return q.fail(name)
+    if name == "per_page":
+        value = min(value, _max_per_page(_api().calendar().catalog.settings))
+    q.values[name] = value
+
+
+def _k_date(q: Query, name: str, raw: object) -> None:
+    if not isinstance(raw, str | int | float) or isinstance(raw, bool) or raw == "":
+        return q.fail(name)
+    q.values[name] = raw  # interpreted with strict_dates in _date_window
+
+
+def _k_flag(q: Query, name: str, raw: object) -> None:
+    if raw == "" or isinstance(raw, dict | list):
+        return q.fail(name)
+    q.values[name] = truthy(raw)
+
+
+def _k_string(q: Query, name: str, raw: object) -> None:
+    if not isinstance(raw, str):
+        message = f"{name} is not of type string."
+        return q.fail(name, message, {"code": "rest_invalid_type", "message": message,
+                                      "data": {"param": name}})
+    if not raw.strip():
+        return q.fail(name)
+    q.values[name] = raw.strip()
+
+
+def _k_bool(q: Query, name: str, raw: object) -> None:
+    value = parse_bool(raw)
+    if value is None:
+        message = f"{name} is not of type boolean."
+        return q.fail(name, message, {"code": "rest_invalid_type", "message": message,
+                                      "data": {"param": name}})
+    q.values[name] = value
+
+
+def _k_loose_bool(q: Query, name: str, raw: object) -> None:
+    if isinstance(raw, dict | list):
+        return q.fail(name)
+    q.values[name] = truthy(raw)
+
+
+def _record_ids(q: Query, name: str, raw: object, collection: str, slugs: bool) -> None:
+    """Ids (or slugs, for terms) that must all name records of one collection."""
+    items = _items(raw)
+    if items is None:
+        return q.fail(name)
+    catalog = _api().calendar().catalog
+    found = []
+    for item in items:
+        record = catalog.by_slug(collection, item) if slugs else None
+        if record is None and _int(item) is not None:
+            record = catalog.get(int(item), collection)
+        if record is None:
+            return q.fail(name)
+        found.append(record)
+    q.values[name] = found
+
+
+def _k_categories(q: Query, name: str, raw: object) -> None:
+    _record_ids(q, name, raw, "categories", slugs=True)
+
+
+def _k_tags(q: Query, name: str, raw: object) -> None:
+    _record_ids(q, name, raw, "tags", slugs=True)
+
+
+def _k_venues(q: Query, name: str, raw: object) -> None:
+    _record_ids(q, name, raw, "venues", slugs=False)
+
+
+def _k_organizers(q: Query, name: str, raw: object) -> None:
+    _record_ids(q, name, raw, "organizers", slugs=False)
+
+
+def _k_own_terms(q: Query, name: str, raw: object) -> None:
+    _record_ids(q, name, raw, q.resource.name, slugs=False)
+
+
+def _k_parent(q: Query, name: str, raw: object) -> None:
+    value = _int(raw)
+    record = _api().calendar().catalog.get(value, "categories") if value else None
+    if record is None:
+        return q.fail(name)
+    q.values[name] = record
+
+
+def _k_event(q: Query, name: str, raw: object) -> None:
+    value = _int(raw)
+    record = _api().calendar().catalog.get(value, "events") if value else None
+    if record is None:
+        return q.fail(name)
+    q.values[name] = record
+
+
+def _k_post_ids(q: Query, name: str, raw: object) -> None:
+    items = _items(raw)
+    ids = [_int(i) for i in items or []]
+    if not ids or any(i is None or i < 1 for i in ids):
+        return q.fail(name)
+    q.values[name] = ids
+
+
+def _k_status(q: Query, name: str, raw: object) -> None:
+    items = _items(raw)
+    if items is None:
+        return q.fail(name)
+    if not q.editor:
+        if items != ["publish"]:
+            return q.fail(name)
+    elif any(s not in STATUSES and s not in _INTERNAL for s in items):
+        return q.fail(name)
+    q.values[name] = items
+
+
+def _k_number(q: Query, name: str, raw: object) -> None:
+    try:
+        value = float(raw) if not isinstance(raw, bool | dict | list) else math.nan
+    except ValueError:
+        value = math.nan
+    limit = {"geoloc_lat": 90, "geoloc_lng": 180}.get(name, math.inf)
+    if not math.isfinite(value) or abs(value) > limit or (
+            name == "geoloc_radius" and value <= 0):
+        return q.fail(name)
+    q.values[name] = value
+
+
+def _k_ticketed(q: Query, name: str, raw: object) -> None:
+    value = parse_bool(raw)
+    if value is None:
+        message = f"{name} is not of type boolean."
+        return q.fail(name, message, {"code": "rest_invalid_type", "message": message,
+                                      "data": {"param": name}})
+    if value:
+        message = "Event Tickets plugin is not activated."
+        return q.fail(name, message, {"code": "event-tickets-not-active",
+                                      "message": message, "data": None})
+    q.values[name] = value
+
+
+Checker = Callable[[Query, str, object], None]
+# Parameter name -> checker; (collection, name) entries override for one collection.
+_KINDS: dict[str | tuple[str, str], Checker] = {
+    "page": _k_page, "per_page": _k_page, "search": _k_string, "status": _k_status,
+    **{n: _k_date for n in _DATE_PARAMS}, "strict_dates": _k_flag,
+    "categories": _k_categories, "tags": _k_tags, "venue": _k_venues,
+    "organizer": _k_organizers, "featured": _k_bool, "include": _k_post_ids,
+    "post_parent": _k_event, "geoloc": _k_bool, "geoloc_lat": _k_number,
+    "geoloc_lng": _k_number, "geoloc_radius": _k_number, "ticketed": _k_ticketed,
+    "event": _k_event, "has_events": _k_loose_bool, "only_with_upcoming": _k_loose_bool,
+    "exclude": _k_own_terms, "order": _k_string, "orderby": _k_string,
+    "hide_empty": _k_bool, "parent": _k_parent, "post": _k_event, "slug": _k_string,
+    ("categories", "include"): _k_own_terms, ("tags", "include"): _k_own_terms,
+}
+# Our additions to what the plugin declares.
+_EXTRA_PARAMS = {"events": ("geoloc_radius",)}
+
+
+def param_names(resource: Resource) -> tuple[str, ...]:
+    return tuple(p.name for p in discovery.LIST_PARAMS[resource.name]) + _EXTRA_PARAMS.get(
+        resource.name, ())
+
+
+def _parse(resource: Resource) -> Query:
+    api = _api()
+    user = api.current_user()
+    q = Query(resource, user, editor=user is not None and user.can("edit"))
+    raw = api.params()
+    for name in param_names(resource):
+        if name not in raw:
+            continue
+        q.given.add(name)
+        checker = _KINDS.get((resource.name, name)) or _KINDS[name]
+        checker(q, name, raw[name])
+    if resource.name == "events":
+        lat, lng = "geoloc_lat" in q.given, "geoloc_lng" in q.given
+        if lat != lng:
+            q.fail("geoloc_lng" if lat else "geoloc_lat")
+        _date_window(q)
+    if q.bad:
+        raise errors.invalid(q.bad, q.details or None)
+    return q
+
+
+def _date_window(q: Query) -> None:
+    """Normalized date filters (naive site-local datetimes), defaults applied."""
+    cal = _api().calendar()
+    site = dates.zone(cal.service.site_zone_name)
+    strict = q.values.get("strict_dates", False)
+    given = {n for n in _DATE_PARAMS if n in q.given}
+    if "include" in q.given:
+        for n in _DATE_PARAMS:
+            q.values.pop(n, None)
+        return
+    defaults = request_defaults()
+    if not given & set(_RELATIVE):
+        for n in ("start_date", "end_date"):
+            if n not in given:
+                q.values[n] = defaults[n]
+    now = cal.clock()
+    for n in _DATE_PARAMS:
+        if n not in q.values:
+            continue
+        raw = q.values[n]
+        try:
+            if n in given and strict:
+                # The plugin's quirk: strict values are read as UTC, then moved to site time.
+                utc = dates.parse_datetime(raw, dates.zone("UTC"), now)
+                value = dates.from_utc(utc, site)
+            else:
+                value = dates.parse_datetime(raw, site, now)
+        except dates.DateError:
+            q.fail(n)
+            continue
+        if not strict:
+            day = dt.datetime.combine(value.date(), dt.time())
+            value = day if n == "start_date" else day.replace(hour=23, minute=59, second=59)
+        q.values[n] = value
+
+
+# ------------------------------------------------------------------ visibility
+def _status_set(q: Query) -> tuple[str, ...]:
+    if "status" in q.values:
+        return tuple(q.values["status"])
+    return _EDITOR_DEFAULT if q.editor else ("publish",)
+
+
+def _status_echo(q: Query) -> str:
+    if "status" in q.values:
+        return ",".join(q.values["status"])
+    return "any" if q.editor else "publish"
+
+
+def _readable(q: Query, record: Record) -> bool:
+    return record.status in _status_set(q) and (
+        record.status == "publish" or _api().calendar().service.may_read(q.user, record))
+
+
+# ------------------------------------------------------------------ selection
+def _select_events(q: Query) -> list[int]:
+    """Ids of the matching events, in list order."""
+    cal = _api().calendar()
+    table = cal.index.table()
+    v = q.values
+    n = len(table)
+    lo, hi = 0, n
+    if "start_date" in v:
+        lo = max(lo, table.first_starting_at(seconds(v["start_date"])))
+    if "starts_after" in v:
+        lo = max(lo, table.first_starting_at(seconds(v["starts_after"]) + 1))
+    if "starts_before" in v:
+        hi = min(hi, table.first_starting_at(seconds(v["starts_before"])))
+    if hi <= lo:
+        return []
+    part = slice(lo, hi)
+    mask = ~table.hidden[part]
+    # Status and readability.
+    codes = {s: i for i, s in enumerate(STATUSES)}
+    wanted = [codes[s] for s in _status_set(q) if s in codes]
+    status = table.status[part]
+    ok = np.isin(status, wanted)
+    user = q.user
+    if user is not None:
+        own = table.author[part] == user.id
+        pub = status == codes["publish"]
+        private = status == codes["private"]
+        others_ok = user.can("edit") and user.can("edit_others")
+        ok &= pub | own | (private & user.can("read_private")) | (~private & others_ok)
+    else:
+        ok &= status == codes["publish"]
+    mask &= ok
+    if "end_date" in v:
+        mask &= table.end[part] <= seconds(v["end_date"])
+    if "ends_before" in v:
+        mask &= table.end[part] < seconds(v["ends_before"])
+    if "ends_after" in v:
+        mask &= table.end[part] > seconds(v["ends_after"])
+    if "featured" in v:
+        mask &= table.featured[part] == v["featured"]
+    if "geoloc" in v:
+        has = ~np.isnan(table.lat[part])
+        mask &= has if v["geoloc"] else ~has
+    if "geoloc_lat" in v and "geoloc_lng" in v:
+        mask &= _within(table.lat[part], table.lng[part], v["geoloc_lat"], v["geoloc_lng"],
+                        v.get("geoloc_radius", GEOLOC_RADIUS_KM))
+    if "post_parent" in v:
+        mask &= False  # no recurrence children without Events Calendar Pro
+    linked: list[tuple[str, list[Record]]] = [
+        (c, v[p]) for p, c in (("categories", "categories"), ("tags", "tags"),
+                               ("venue", "venues"), ("organizer", "organizers")) if p in v]
+    for collection, records in linked:
+        ids: set[int] = set()
+        for record in _with_children(records) if collection == "categories" else records:
+            ids.update(cal.catalog.backlinks.get((collection, record.slug), ()))
+        mask &= table.mask_of(ids)[part]
+    if "include" in v:
+        mask &= table.mask_of(v["include"])[part]
+    if "search" in v:
+        found = cal.index.search("events", v["search"], EVENT_SEARCH_FIELDS)
+        mask &= table.mask_of(found)[part]
+    rows = np.flatnonzero(mask) + lo
+    if "include" in v:
+        rows = rows[np.lexsort((table.ids[rows], table.pubdate[rows]))]
+    return table.ids[rows].tolist()
+
+
+def _with_children(categories: list[Record]) -> list[Record]:
+    catalog = _api().calendar().catalog
+    out, todo, seen = [], list(categories), set()
+    while todo:
+        record = todo.pop()
+        if record.id in seen:
+            continue
+        seen.add(record.id)
+        out.append(record)
+        todo += [r for r in catalog.linked("categories", record.slug)
+                 if r.collection == "categories"]
+    return out
+
+
+def _within(lat: np.ndarray, lng: np.ndarray, lat0: float, lng0: float,
+            radius_km: float) -> np.ndarray:
+    """Haversine distance from (lat0, lng0) at most radius_km; NaN never matches."""
+    p1, p2 = np.radians(lat), math.radians(lat0)
+    dphi = p1 - p2
+    dlmb = np.radians(lng) - math.radians(lng0)
+    a = np.sin(dphi / 2) ** 2 + np.cos(p1) * math.cos(p2) * np.sin(dlmb / 2) ** 2
+    with np.errstate(invalid="ignore"):
+        dist = 2 * _EARTH_KM * np.arcsin(np.sqrt(np.clip(a, 0, 1)))
+        return dist <= radius_km
+
+
+_LINKED_SEARCH = {"venues": ("venue", "description", "excerpt", "address", "city", "province",
+                             "state", "stateprovince", "zip", "phone"),
+                  "organizers": ("organizer", "description", "excerpt", "phone", "email",
+                                 "website")}
+
+
+def _select_linked_posts(q: Query) -> list[int]:
+    """Venues or organizers: in-memory filters (hundreds to a few thousand records)."""
+    cal = _api().calendar()
+    catalog = cal.catalog
+    name = q.resource.name
+    v = q.values
+    records = [r for r in catalog.all(name) if _readable(q, r)]
+    if "search" in v:
+        words = [w for w in re.split(r"[^\w-]+", v["search"].lower()) if w]
+        fields = _LINKED_SEARCH[name]
+        records = [r for r in records if any(
+            all(w in str(r.data.get(f) or "").lower() for w in words) for f in fields)]
+    if "event" in v:
+        event = v["event"]
+        key = "venue" if name == "venues" else "organizer"
+        slugs = event.data.get(key) or []
+        slugs = set(slugs if isinstance(slugs, list) else [slugs])
+        records = [r for r in records if r.slug in slugs]
+    if "has_events" in v:
+        def has(r: Record) -> bool:
+            return any(e.status not in ("draft", "pending")
+                       for e in catalog.linked(name, r.slug) if e.collection == "events")
+        records = [r for r in records if has(r) == v["has_events"]]
+    if v.get("only_with_upcoming"):
+        now = cal.service.site_now()
+
+        def upcoming(r: Record) -> bool:
+            return any(e.collection == "events" and e.status == "publish"
+                       and not e.get("hide_from_listings") and e.data["start_date"] >= now
+                       for e in catalog.linked(name, r.slug))
+        records = [r for r in records if upcoming(r)]
+    records.sort(key=lambda r: (r.get("date") or dt.datetime.min, r.id), reverse=True)
+    return [r.id for r in records]
+
+
+_TERM_ORDER: dict[str, Callable[[Record, dict], object]] = {
+    "id": lambda r, c: r.id,
+    "name": lambda r, c: r.name.lower(),
+    "slug": lambda r, c: r.slug,
+    "count": lambda r, c: c[r.id],
+    "description": lambda r, c: str(r.get("description", "")).lower(),
+    "term_group": lambda r, c: 0,
+}
+
+
+def _select_terms(q: Query) -> list[int]:
+    catalog = _api().calendar().catalog
+    v = q.values
+    records = catalog.all(q.resource.name)
+    counts = {r.id: catalog.term_count(r) for r in records}
+    if v.get("hide_empty", True):
+        records = [r for r in records if counts[r.id] > 0]
+    if "search" in v:
+        needle = v["search"].lower()
+        records = [r for r in records if needle in r.name.lower() or needle in r.slug]
+    if "include" in v:
+        keep = {r.id for r in v["include"]}
+        records = [r for r in records if r.id in keep]
+    if "exclude" in v:
+        drop = {r.id for r in v["exclude"]}
+        records = [r for r in records if r.id not in drop]
+    if "slug" in v:
+        records = [r for r in records if r.slug == v["slug"]]
+    if "parent" in v:
+        records = [r for r in records if r.get("parent") == v["parent"].slug]
+    event = v.get("event") or v.get("post")
+    if event is not None:
+        slugs = event.data.get(q.resource.name) or []
+        records = [r for r in records if r.slug in slugs]
+    orderby = v.get("orderby", "name")
+    if orderby == "include" and "include" in v:
+        position = {r.id: i for i, r in enumerate(v["include"])}
+        key: Callable[[Record], object] = lambda r: position.get(r.id, 0)
+    else:
+        by = _TERM_ORDER.get(orderby, _TERM_ORDER["name"])
+        key = lambda r: (by(r, counts), r.name.lower(), r.id)
+    records.sort(key=key, reverse=v.get("order", "asc").lower() != "asc")
+    return [r.id for r in records]
+
+
+# ------------------------------------------------------------------ URLs
+_URL_ORDER = {
+    "events": ("page", "per_page", "start_date", "end_date", "search", "geoloc",
+               "geoloc_lat", "geoloc_lng", "geoloc_radius", "status", "post_parent",
+               "include", "starts_before", "starts_after", "ends_before", "ends_after",
+               "ticketed"),
+    "venues": ("page", "per_page", "search", "event", "has_events", "status"),
+}
+_URL_ORDER["organizers"] = _URL_ORDER["venues"]
+_URL_EXTRAS = ("venue", "organizer", "featured")
+
+
+def _echo(value: object) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, dt.datetime):
+        return dates.fmt(value)
+    if isinstance(value, Record):
+        return str(value.id)
+    if isinstance(value, list):
+        return ",".join(_echo(x) for x in value)
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _query_pairs(q: Query, page: int, per_page: int) -> tuple[list[tuple[str, str]], bool]:
+    """The effective query in the plugin's order; True when extras force encoding."""
+    pairs: list[tuple[str, str]] = []
+    v = q.values
+    for name in _URL_ORDER[q.resource.name]:
+        if name == "page":
+            pairs.append(("page", str(page)))
+        elif name == "per_page":
+            pairs.append(("per_page", str(per_page)))
+        elif name == "status":
+            pairs.append(("status", _status_echo(q)))
+        elif name in v:
+            pairs.append((name, _echo(v[name])))
+    extras = [(n, _echo(v[n])) for n in _URL_EXTRAS if n in v] if (
+        q.resource.name == "events") else []
+    return pairs + extras, bool(extras)
+
+
+def _encode(pairs: list[tuple[str, str]]) -> str:
+    return "&".join(f"{k}={quote_plus(val, safe=',')}" for k, val in pairs)
+
+
+def _urls(q: Query, page: int, per_page: int, total_pages: int, has_next: bool,
+          has_prev: bool) -> tuple[str, str | None, str | None]:
+    base = f"{_api().rest_root()}/{q.resource.name}/"
+    if q.resource.is_term:
+        at = lambda n: base if n == 1 else f"{base}?page={n}"
+        return base, at(page + 1) if has_next else None, at(page - 1) if has_prev else None
+    pairs, encoded = _query_pairs(q, page, per_page)
+    rest_url = base + "?" + (_encode(pairs) if encoded else "&".join(
+        f"{k}={val}" for k, val in pairs))
+    rest = [p for p in pairs if p[0] != "page"]
+
+    def at(n: int) -> str:
+        return base + "?" + _encode(rest + ([("page", str(n))] if n > 1 else []))
+    return rest_url, at(page + 1) if has_next else None, at(page - 1) if has_prev else None
+
+
+# ------------------------------------------------------------------ response
+_SELECT = {"events": _select_events, "venues": _select_linked_posts,
+           "organizers": _select_linked_posts, "categories": _select_terms,
+           "tags": _select_terms}
+
+
+class _BodyCache:
+    """Finished list bodies of the current catalog version (LRU)."""
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self.version = -1
+        self.items: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, version: int, key: tuple) -> tuple | None:
+        with self.lock:
+            if version != self.version:
+                self.items.clear()
+                self.version = version
+                return None
+            hit = self.items.get(key)
+            if hit is not None:
+                self.items.move_to_end(key)
+            return hit
+
+    def put(self, version: int, key: tuple, value: tuple) -> None:
+        with self.lock:
+            if version != self.version:
+                return
+            self.items[key] = value
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+_cache = _BodyCache()
+
+
+def _cache_key(q: Query) -> tuple:
+    user = q.user
+    who = (user.id, user.role) if user is not None else None
+    values = tuple(sorted((k, _echo(v)) for k, v in q.values.items()))
+    cal = _api().calendar()
+    return (id(cal), q.resource.name, values, who, _api().rest_root(),
+            cal.clock().isoformat()[:16])
+
+
+def list_response(resource: Resource) -> Response:
+    """`GET /{collection}`: parse, select, page, envelope, headers."""
+    api = _api()
+    cal = api.calendar()
+    q = _parse(resource)
+    version = cal.catalog.version
+    key = _cache_key(q)
+    hit = _cache.get(version, key)
+    if hit is None:
+        hit = _build(q)
+        _cache.put(version, key, hit)
+    status, body, text, headers, etag = hit
+    if request.args.get("_fields") or "_pretty" in request.args:
+        return api.respond(body, status, headers)
+    response = Response(text, status=status, content_type="application/json; charset=UTF-8")
+    response.headers.update(headers)
+    if etag:
+        response.headers["ETag"] = etag
+    return response
+
+
+# Item representations of the current catalog version: rendering an event (Markdown,
+# sanitizing, linked records) costs ~10 ms, and the same events recur across pages,
+# filters and callers. An item depends on linked records and term counts, so any
+# change of version drops them all.
+_items_cache: dict[tuple, dict] = {}
+_items_version: list[int] = [-1]
+_items_lock = threading.Lock()
+
+
+def _represent(api, cal, chunk: list[int]) -> list[dict]:
+    rep = api.representer()
+    version = cal.catalog.version
+    out = []
+    for rid in chunk:
+        key = (id(cal), version, rep.site_url, rep.rest_root, rid)
+        item = _items_cache.get(key)
+        if item is None:
+            item = rep.represent(cal.catalog.records[rid])
+            with _items_lock:
+                if len(_items_cache) > 20000 or _items_version[0] != version:
+                    _items_cache.clear()
+                    _items_version[0] = version
+                _items_cache[key] = item
+        out.append(item)
+    return out
+
+
+def _build(q: Query) -> tuple:
+    api = _api()
+    cal = api.calendar()
+    resource = q.resource
+    settings = cal.catalog.settings
+    per_page = q.values.get("per_page", _per_page_default(settings))
+    page = q.values.get("page", 1)
+    with cal.catalog.lock:
+        ids = _SELECT[resource.name](q)
+        total = len(ids)
+        total_pages = math.ceil(total / per_page) if total else 0
+        chunk = ids[(page - 1) * per_page: page * per_page]
+        if page > 1 and not chunk and not resource.is_term:
+            body = ApiError(404, f"{resource.singular}-archive-page-not-found",
+                            f"The requested {resource.singular} archive page does not exist"
+                            ).body()
+            return 404, body, api.dumps(body), {}, ""
+        items = _represent(api, cal, chunk)
+    has_next = page < total_pages
+    has_prev = page > 1 and (resource.is_term or (page - 1) <= total_pages)
+    rest_url, next_url, prev_url = _urls(q, page, per_page, total_pages, has_next, has_prev)
+    body: dict = {}
+    if resource.is_term:
+        body.update(rest_url=rest_url, total=total, total_pages=total_pages)
+        body[resource.name] = items
+        if next_url:
+            body["next_rest_url"] = next_url
+        if prev_url:
+            body["previous_rest_url"] = prev_url
+    else:
+        body[resource.name] = items
+        body["rest_url"] = rest_url
+        if next_url:
+            body["next_rest_url"] = next_url
+        if prev_url:
+            body["previous_rest_url"] = prev_url
+        body.update(total=total, total_pages=total_pages)
+    headers = {"X-TEC-Total": str(total), "X-TEC-TotalPages": str(total_pages),
+               "X-WP-Total": str(total), "X-WP-TotalPages": str(total_pages)}
+    links = [f'<{u}>; rel="{rel}"' for u, rel in ((next_url, "next"), (prev_url, "prev")) if u]
+    if links:
+        headers["Link"] = ", ".join(links)
+    text = api.dumps(body)
+    etag = '"' + hashlib.blake2b(text.encode(), digest_size=16).hexdigest() + '"'
+    return 200, body, text, headers, etag
+
+
+__all__ = ["RESOURCES", "list_response", "param_names", "request_defaults"]

@@ -1,0 +1,131 @@
+"""The Whoosh index and the start-up cache: built, caught up, rebuilt, shared."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from calendar_app import create_app, index
+
+FIXTURE = Path(__file__).parent / "fixtures" / "lists"
+NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
+BASE = "/wp-json/tribe/events/v1"
+
+
+@pytest.fixture
+def setup(tmp_path: Path, users: dict[str, str]):
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo / "content")
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    apps = []
+
+    def make(**extra):
+        config = {"CONTENT_DIR": str(repo / "content"),
+                  "USERS_FILE": str(tmp_path / "users.yaml"),
+                  "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True, **extra}
+        app = create_app(config)
+        apps.append(app)
+        return app
+
+    yield repo / "content", make
+    for app in apps:
+        app.extensions["calendar"].close()
+
+
+def search_ids(app, text: str) -> list[int]:
+    body = app.test_client().get(f"{BASE}/events?search={text}&start_date=2000-01-01"
+                                 "&end_date=2100-01-01").get_json()
+    return [e["id"] for e in body["events"]]
+
+
+def test_schema_comes_from_the_descriptions() -> None:
+    names = set(index.schema().names())
+    assert {"key", "rid", "collection", "title", "excerpt", "description", "venue",
+            "city", "organizer", "email", "name"} <= names
+    assert "slug" not in names and "start_date" not in names
+
+
+def test_flush_builds_the_index_and_whoosh_answers(setup) -> None:
+    _content, make = setup
+    app = make()
+    cal = app.extensions["calendar"]
+    assert cal.index.pending()  # nothing indexed yet: answered from memory
+    assert search_ids(app, "jazz") == [103, 104]
+    cal.index.flush()
+    assert not cal.index.pending()
+    assert cal.index.text.search(index.SearchTerms("jazz").query(
+        "events", index.EVENT_SEARCH_FIELDS))[0] == {103, 104}
+    assert search_ids(app, "jazz") == [103, 104]
+    assert search_ids(app, "pancakes") == [104]
+
+
+def test_restart_catches_up_only_what_changed(setup) -> None:
+    content, make = setup
+    first = make()
+    first.extensions["calendar"].index.flush()
+    first.extensions["calendar"].close()
+    # While the app is down: edit, add, delete and rename files.
+    jazz = content / "events" / "jazz-night.yaml"
+    jazz.write_text(jazz.read_text().replace("Jazz Night", "Blues Night"))
+    (content / "events" / "pottery-class.yaml").unlink()
+    (content / "events" / "early-birds.yaml").rename(content / "events" / "early.yaml")
+    (content / "events" / "new-one.yaml").write_text(
+        "id: 150\ntitle: Jazz Picnic\nstart_date: 2027-07-01 12:00\n"
+        "end_date: 2027-07-01 14:00\n")
+    second = make()
+    cal = second.extensions["calendar"]
+    assert cal.index.pending() == {"events/jazz-night.yaml", "events/pottery-class.yaml",
+                                   "events/early-birds.yaml", "events/early.yaml",
+                                   "events/new-one.yaml"}
+    assert cal.index.flush() == 5  # five documents, not a rebuild
+    assert search_ids(second, "jazz") == [104, 150]
+    assert search_ids(second, "blues") == [103]
+    assert search_ids(second, "pottery") == []
+    assert search_ids(second, "birds") == [112]
+
+
+def test_start_up_cache_skips_parsing(setup, monkeypatch) -> None:
+    _content, make = setup
+    make().extensions["calendar"].close()
+    from calendar_app import catalog as catalog_module
+
+    parsed = []
+    real = catalog_module.from_file
+    monkeypatch.setattr(catalog_module, "from_file",
+                        lambda *a: parsed.append(a[2]) or real(*a))
+    app = make()
+    assert parsed == []
+    assert len(app.extensions["calendar"].catalog.records) == 26
+
+
+def test_reindex_command(setup, capsys) -> None:
+    content, _make = setup
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    index.register(sub)
+    args = parser.parse_args(["reindex", "--content", str(content), "--cache-dir",
+                              str(content.parent.parent / "cache2")])
+    assert args.func(args) == 0
+    assert "indexed 26" in capsys.readouterr().out
+    text = index.TextIndex(content.parent.parent / "cache2")
+    assert text.exists()
+    assert text.search(index.SearchTerms("bebop").query("events", ("excerpt",)))[0] == {103}
+
+
+def test_write_in_one_worker_is_seen_by_another(setup, auth) -> None:
+    _content, make = setup
+    a, b = make(), make()
+    assert len(b.test_client().get(f"{BASE}/events").get_json()["events"]) == 5
+    r = a.test_client().post(f"{BASE}/events/105", json={"title": "Fresh Gig"},
+                             headers=auth("administrator"))
+    assert r.status_code == 200, r.get_json()
+    # b's watcher is off: only the journal can tell it.
+    titles = [e["title"] for e in b.test_client().get(f"{BASE}/events").get_json()["events"]]
+    assert "Fresh Gig" in titles and "Pottery Class" not in titles
+    assert search_ids(b, "fresh") == [105]
+    assert search_ids(b, "pottery") == []
