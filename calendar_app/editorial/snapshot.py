@@ -1,0 +1,99 @@
+"""A content tree as a set of files: the work tree on disk or a git revision.
+
+Checks, diffs and collision repair all work on snapshots, so the same code judges
+the files an editor is about to commit and the files of any branch.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..content import RETIRED_IDS_FILE, SETTINGS_FILE
+from ..resources import RESOURCES
+from . import gitrev
+
+
+@dataclass
+class Snapshot:
+    label: str  # "work tree" or the revision as given
+    records: dict[str, bytes] = field(default_factory=dict)  # record files: path -> bytes
+    strays: list[str] = field(default_factory=list)  # non-.yaml files in collection folders
+    settings: bytes | None = None
+    retired: bytes | None = None
+    shas: dict[str, str] = field(default_factory=dict)  # path -> git blob sha
+
+    def collection_of(self, relpath: str) -> str:
+        return relpath.split("/", 1)[0]
+
+    def retired_ids(self) -> set[int]:
+        if not self.retired:
+            return set()
+        return {int(t) for t in self.retired.decode("utf-8", "replace").split() if t.isdigit()}
+
+
+def _classify(snap: Snapshot, relpath: str) -> str:
+    """'record', 'stray' or '' (not part of the record collections)."""
+    parts = relpath.split("/")
+    if len(parts) < 2 or parts[0] not in RESOURCES:
+        return ""
+    if any(p.startswith(".") for p in parts):
+        return ""  # hidden files and the interface's temp files
+    return "record" if relpath.endswith(".yaml") else "stray"
+
+
+def from_worktree(content_dir: Path, with_shas: bool = False) -> Snapshot:
+    root = Path(content_dir)
+    snap = Snapshot("work tree")
+    for collection in RESOURCES:
+        base = root / collection
+        if not base.is_dir():
+            continue
+        for folder, dirs, files in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            rel_folder = Path(folder).relative_to(root).as_posix()
+            for name in sorted(files):
+                relpath = f"{rel_folder}/{name}"
+                kind = _classify(snap, relpath)
+                if kind == "stray":
+                    snap.strays.append(relpath)
+                elif kind == "record":
+                    with open(os.path.join(folder, name), "rb") as fh:
+                        snap.records[relpath] = fh.read()
+    for name, attr in ((SETTINGS_FILE, "settings"), (RETIRED_IDS_FILE, "retired")):
+        path = root / name
+        if path.is_file():
+            setattr(snap, attr, path.read_bytes())
+    if with_shas:
+        snap.shas = {p: gitrev.blob_sha(d) for p, d in snap.records.items()}
+    return snap
+
+
+def from_git(content_dir: Path, rev: str) -> Snapshot:
+    repo, prefix = gitrev.prefix_of(Path(content_dir))
+    tree = gitrev.ls_tree(repo, rev, prefix)
+    snap = Snapshot(rev)
+    wanted: dict[str, str] = {}
+    for relpath, sha in sorted(tree.items()):
+        kind = _classify(snap, relpath)
+        if kind == "stray":
+            snap.strays.append(relpath)
+        elif kind == "record" or relpath in (SETTINGS_FILE, RETIRED_IDS_FILE):
+            wanted[relpath] = sha
+    blobs = gitrev.read_blobs(repo, list(wanted.values()))
+    for relpath, sha in wanted.items():
+        data = blobs.get(sha, b"")
+        if relpath == SETTINGS_FILE:
+            snap.settings = data
+        elif relpath == RETIRED_IDS_FILE:
+            snap.retired = data
+        else:
+            snap.records[relpath] = data
+            snap.shas[relpath] = sha
+    return snap
+
+
+def load(content_dir: Path, rev: str | None, with_shas: bool = False) -> Snapshot:
+    """The work tree when `rev` is None, else that revision of the same content tree."""
+    return from_worktree(content_dir, with_shas) if rev is None else from_git(content_dir, rev)

@@ -1,0 +1,172 @@
+"""Checks of one record file on its own: syntax, keys, types, dates, timezones.
+
+The fast path is the app's own `records.from_file` on the C loader's result; only a
+file it refuses gets the slower key-by-key diagnosis, so a clean tree costs one
+parse per file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from dataclasses import dataclass, field
+
+from .. import dates, records, slugs, yamlfile
+from ..records import Record, RecordError
+from ..resources import RESOURCES, Resource, yaml_fields
+from .findings import ERROR, WARNING, Finding, key_line
+
+_TEXT_TYPES = ("string", "text", "url", "image")
+
+
+@dataclass
+class FileResult:
+    record: Record | None = None
+    raw_id: int | None = None  # the id written in the file, even when the record is invalid
+    raw_slug: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+
+class _Collector:
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path = path
+        self.data = data
+        self._text: str | None = None
+        self.findings: list[Finding] = []
+
+    @property
+    def text(self) -> str:
+        if self._text is None:  # decoded only for files that have something to report
+            self._text = self.data.decode("utf-8", "replace")
+        return self._text
+
+    def add(self, severity: str, code: str, message: str, key: str = "", line: int = 0,
+            column: int = 0) -> None:
+        if key and not line:
+            line = key_line(self.text, key)
+        self.findings.append(Finding(self.path, line, column, severity, code, message))
+
+
+def suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """' (did you mean 'x'?)' or ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _aliases(resource: Resource) -> dict[str, str]:
+    # Editors who know the interface write its names ("organizer", "venue"); point
+    # them at the file's key.
+    return {f.name: f.yaml_key for f in yaml_fields(resource) if f.name != f.yaml_key}
+
+
+def check_file(collection: str, path: str, data: bytes, site_zone: str) -> FileResult:
+    out = FileResult()
+    c = _Collector(path, data)
+    out.findings = c.findings
+    try:
+        raw = yamlfile.load(data)
+    except yamlfile.YamlError as exc:
+        c.add(ERROR, "yaml-syntax", exc.message, line=exc.line, column=exc.column)
+        return out
+    if isinstance(raw.get("id"), int) and not isinstance(raw.get("id"), bool):
+        out.raw_id = raw["id"]
+    stem = path.rsplit("/", 1)[-1].removesuffix(".yaml")
+    out.raw_slug = str(raw["slug"]) if isinstance(raw.get("slug"), str | int) else stem
+    try:
+        record = records.from_file(collection, raw, path)
+    except RecordError as exc:
+        _diagnose(collection, raw, c, exc)
+        return out
+    out.record = record
+    _check_record(record, stem, site_zone, raw, c)
+    return out
+
+
+def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError) -> None:
+    """Every problem of a file `from_file` refused (it stops at the first one)."""
+    resource = RESOURCES[collection]
+    by_key = {f.yaml_key: f for f in yaml_fields(resource)}
+    aliases = _aliases(resource)
+    before = len(c.findings)
+    values: dict = {}
+    for key, value in raw.items():
+        field_ = by_key.get(key)
+        if field_ is None:
+            hint = (f" (did you mean {aliases[key]!r}?)" if key in aliases
+                    else suggest(str(key), list(by_key)))
+            c.add(ERROR, "unknown-key", f"unknown key {key!r}{hint}", key=str(key))
+            continue
+        if value is None:
+            continue
+        try:
+            # The app's own per-field coercion, so check and the interface agree.
+            values[key] = records._coerce(field_, value)
+        except RecordError as err:
+            code = {"datetime": "invalid-date", "timezone": "unknown-timezone"}.get(
+                field_.type, "wrong-type")
+            c.add(ERROR, code, err.message, key=key)
+    for name in dict.fromkeys(("id", resource.title_field, *resource.required_fields)):
+        key = resource.field(name).yaml_key
+        if raw.get(key) is None:
+            c.add(ERROR, "missing-key", f"missing required key {key!r}", line=1)
+    start, end = values.get("start_date"), values.get("end_date")
+    if collection == "events" and start and end and end < start:
+        c.add(ERROR, "end-before-start",
+              f"end_date {dates.fmt(end)} is before start_date {dates.fmt(start)}",
+              key="end_date")
+    if len(c.findings) == before:  # a rule this diagnosis does not know yet
+        c.add(ERROR, "invalid-record", exc.message, key=exc.key)
+
+
+def _check_record(record: Record, stem: str, site_zone: str, raw: dict,
+                  c: _Collector) -> None:
+    if record.id <= 0:
+        c.add(ERROR, "wrong-type", f"id: {record.id} is not a positive whole number", key="id")
+    if not slugs.is_safe_slug(record.slug):
+        c.add(ERROR, "bad-slug", f"slug {record.slug!r} may only use a-z, 0-9, '-', '_' "
+              "and '.'", key="slug")
+    elif record.slug != stem:
+        c.add(ERROR, "file-name", f"file name {stem + '.yaml'!r} does not match slug "
+              f"{record.slug!r} (rename it to {record.slug + '.yaml'!r})", key="slug")
+    if record.collection == "events":
+        _check_event(record, site_zone, c)
+    for f in yaml_fields(record.resource):
+        value = raw.get(f.yaml_key)
+        if f.type in _TEXT_TYPES and isinstance(value, int | float) and not isinstance(
+                value, bool):
+            written = c.text.split("\n")[key_line(c.text, f.yaml_key) - 1].split(":", 1)[-1]
+            if written.split("#")[0].strip() != str(value):
+                c.add(WARNING, "unquoted-number",
+                      f"{f.yaml_key}: {written.strip()} is read as the number {value}; "
+                      f"quote it to keep it as written", key=f.yaml_key)
+
+
+def _check_event(record: Record, site_zone: str, c: _Collector) -> None:
+    data = record.data
+    name = data.get("timezone") or site_zone
+    try:
+        tz = dates.zone(name)
+    except dates.DateError:
+        c.add(ERROR, "unknown-timezone", f"calendar timezone {name!r} is unknown")
+        return
+    if not data.get("all_day"):
+        for key in ("start_date", "end_date"):
+            local: dt.datetime = data[key]
+            if dates.in_dst_gap(local, tz):
+                real = dates.from_utc(dates.to_utc(local, tz), tz)
+                c.add(ERROR, "dst-gap", f"{key} {dates.fmt(local)} does not exist in {name} "
+                      f"(clocks skip that hour; it would be read as {dates.fmt(real)})",
+                      key=key)
+            elif _ambiguous(local, tz):
+                c.add(WARNING, "dst-ambiguous", f"{key} {dates.fmt(local)} happens twice in "
+                      f"{name} (clocks go back); the first one is used", key=key)
+    if not data.get("venue") and record.status != "trash":
+        c.add(WARNING, "no-venue", "event has no venue", line=1)
+
+
+def _ambiguous(local: dt.datetime, tz: dt.tzinfo) -> bool:
+    try:
+        return (local.replace(tzinfo=tz, fold=0).utcoffset()
+                != local.replace(tzinfo=tz, fold=1).utcoffset())
+    except (OverflowError, ValueError):
+        return False
