@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html as _html
 import re
+from functools import lru_cache
 
 import markdown
 import nh3
@@ -87,6 +88,8 @@ def _autop(text: str) -> str:
     return "\n".join(out)
 
 
+# Rendering Markdown costs milliseconds; the same texts are rendered again and again.
+@lru_cache(maxsize=8192)
 def render_html(text: str | None) -> str:
     """Safe HTML for a stored description (Markdown or HTML), trimmed; ``""`` if empty."""
     if not text or not text.strip():
@@ -99,6 +102,7 @@ def render_html(text: str | None) -> str:
     return _sanitize(rendered)
 
 
+@lru_cache(maxsize=8192)
 def render_excerpt(text: str | None) -> str:
     """Excerpts follow the same rules: a plain line becomes ``<p>...</p>``."""
     return render_html(text)
@@ -114,6 +118,7 @@ _DECADE = re.compile(_OPENS + r"'(?=\d\ds\b)")
 _OPEN_DOUBLE = re.compile(_OPENS + r'"(?=[^\s"])')
 
 
+@lru_cache(maxsize=8192)
 def render_title(text: str) -> str:
     """Title as WordPress prints it: ``Ann's`` -> ``Ann&#8217;s``, ``&`` -> ``&#038;``."""
     if not text:
