@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import re
 from urllib.parse import parse_qsl, urlsplit
@@ -21,6 +22,7 @@ from .errors import ApiError
 from .records import Record
 from .represent import Representer, dumps
 from .resources import RESOURCES, Resource
+from .service import term_capability
 from .users import User
 
 COLLECTIONS = ", ".join(RESOURCES)
@@ -82,7 +84,19 @@ def _pairs_to_dict(pairs: list[tuple[str, str]]) -> dict:
     out: dict = {}
     for key, value in pairs:
         _set_nested(out, key, value)
-    return out
+    return _numbered_to_lists(out)
+
+
+def _numbered_to_lists(node: object) -> object:
+    """`organizer[0][..]`, `organizer[1][..]` make a list, in index order."""
+    if isinstance(node, list):
+        return [_numbered_to_lists(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    items = {k: _numbered_to_lists(v) for k, v in node.items()}
+    if items and all(isinstance(k, str) and k.isdigit() for k in items):
+        return [items[k] for k in sorted(items, key=int)]
+    return items
 
 
 def params() -> dict:
@@ -168,7 +182,7 @@ def allowed_verbs(resource: Resource | None, single: bool) -> list[str]:
     except ApiError:
         user = None
     if resource is not None and user is not None and user.can("edit") and (
-            not resource.is_term or user.can("manage_terms")):
+            not resource.is_term or user.can(term_capability(resource))):
         verbs = list(SINGLE_VERBS) if single else ["GET", "POST"]
     return verbs
 
@@ -277,15 +291,41 @@ def _single(resource: Resource, record_id: int | None = None, slug: str | None =
         return respond(rep.represent(record, single=True))
     body = params()
     record = _write_target(resource, body, user, record_id, slug)
+    precondition = _if_match(rep) if "If-Match" in request.headers else None
     if request.method == "DELETE":
         force = str(body.get("force", "")).lower() in ("1", "true", "yes")
         before = rep.represent(record) if resource.is_term else None
-        result = service.delete(record, user, force)
+        result = service.delete(record, user, force, precondition)
         return respond(before if before is not None else rep.represent(result))
-    updated = service.update(record, body, user)
+    updated = service.update(record, body, user, precondition)
     if resource.is_term:
         return respond(rep.term(updated, single=True, allow=tuple(SINGLE_VERBS)))
     return respond(rep.represent(updated))
+
+
+def body_etag(data: bytes) -> str:
+    """Strong ETag of a response body: a hash of its exact bytes."""
+    return '"' + hashlib.blake2b(data, digest_size=16).hexdigest() + '"'
+
+
+def _if_match(rep: Representer):
+    """If-Match against the ETag a GET of the record answers now; 412 when it moved on."""
+    wanted = [t.strip() for t in request.headers.get("If-Match", "").split(",")]
+
+    def check(current: Record) -> None:
+        if "*" in wanted:
+            return
+        if current.resource.is_term:
+            body = rep.term(current, single=True, allow=tuple(allowed_verbs(
+                current.resource, True)))
+        else:
+            body = rep.represent(current, single=True)
+        if body_etag(dumps(body).encode()) not in wanted:
+            raise ApiError(412, "rest_precondition_failed",
+                           f"The {current.resource.singular} has changed since it was read "
+                           "(If-Match does not match its current ETag).")
+
+    return check
 
 
 def _write_target(resource: Resource, body: dict, user: User | None,
@@ -362,10 +402,7 @@ def _http_caching(response: Response) -> Response:
         return response
     etag = response.headers.get("ETag")
     if not etag:
-        import hashlib
-
-        digest = hashlib.blake2b(response.get_data(), digest_size=16).hexdigest()
-        etag = response.headers["ETag"] = f'"{digest}"'
+        etag = response.headers["ETag"] = body_etag(response.get_data())
     response.headers["Cache-Control"] = (
         PRIVATE_CACHE_CONTROL if "Authorization" in request.headers else PUBLIC_CACHE_CONTROL)
     response.headers["Vary"] = "Authorization"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import datetime as dt
 import hashlib
+import logging
 import os
 import threading
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from .service import Service
 from .users import UserStore
 from .watcher import Journal, Watcher
 
+log = logging.getLogger(__name__)
 BUNDLED_CONTENT = Path(__file__).resolve().parent.parent / "content"
 DEFAULT_BASE_PATH = "/wp-json/tribe/events/v1"
 
@@ -86,6 +88,9 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
                   index_in_background: bool = True) -> Calendar:
     cache_dir = cache_dir or default_cache_dir(content)
     tree = ContentTree(content, cache_dir / "write.lock")
+    recovered = tree.recover()
+    if recovered:
+        log.warning("finished a write interrupted by a crash: %s", recovered.splitlines()[0])
     catalog = Catalog(tree)
     catalog.load(cache_dir / "catalog.pickle")
     index = CalendarIndex(catalog, cache_dir, background=index_in_background)

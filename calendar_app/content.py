@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,8 @@ class ContentTree:
         self.root = Path(root).resolve()
         self.lock_path = lock_path
         self._thread_lock = threading.RLock()
+        # Called with the lock held, before a write: catch up with other writers.
+        self.lock_hooks: list[Callable[[], object]] = []
         self._git_root: Path | None | bool = False  # False = not looked up yet
 
     # -- reading -------------------------------------------------------------
@@ -96,6 +99,14 @@ class ContentTree:
     def read_text(self, relpath: str) -> str:
         return self.read_bytes(relpath).decode("utf-8")
 
+    def stat(self, relpath: str) -> tuple[int, int] | None:
+        """(mtime_ns, size) of a file, as the catalog records it; None when absent."""
+        try:
+            st = os.stat(self.root / relpath)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
     def exists(self, relpath: str) -> bool:
         return (self.root / relpath).exists()
 
@@ -121,13 +132,17 @@ class ContentTree:
             with open(self.lock_path, "a+") as fh:
                 fcntl.flock(fh, fcntl.LOCK_EX)
                 try:
+                    for hook in self.lock_hooks:
+                        hook()
                     yield
                 finally:
                     fcntl.flock(fh, fcntl.LOCK_UN)
 
     def write_text(self, relpath: str, text: str) -> None:
+        self._write_atomic(self.root / relpath, text)
+
+    def _write_atomic(self, target: Path, text: str) -> None:
         """Atomic replace: temp file in the same folder, fsync, rename."""
-        target = self.root / relpath
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=target.parent)
         try:
@@ -152,9 +167,61 @@ class ContentTree:
         os.replace(self.root / old, self.root / new)
         self._fsync_dir((self.root / new).parent)
 
-    def retire_id(self, record_id: int) -> None:
-        ids = sorted(self.retired_ids() | {record_id})
-        self.write_text(RETIRED_IDS_FILE, "".join(f"{i}\n" for i in ids))
+    @property
+    def intent_path(self) -> Path:
+        return self.lock_path.with_name("pending-write.json")
+
+    def apply(self, changes: dict[str, str | None], message: str, author: str,
+              retire: list[int] = ()) -> None:
+        """Write (text) or remove (None) these files and commit them as one commit.
+
+        All or nothing: the whole change is first saved as an intent next to the lock;
+        an error puts every file back, and a crash is rolled forward by `recover()` at
+        the next start, so a write is never half done nor silently dropped.
+        """
+        backups = {p: (self.read_text(p) if self.exists(p) else None) for p in changes}
+        intent = {"message": message, "author": author, "changes": changes,
+                  "retire": list(retire)}
+        self._write_atomic(self.intent_path, json.dumps(intent))
+        try:
+            self._apply(intent)
+        except BaseException:
+            for path, text in backups.items():
+                if text is None:
+                    self.remove(path)
+                else:
+                    self.write_text(path, text)
+            self.intent_path.unlink(missing_ok=True)
+            raise
+        self.intent_path.unlink(missing_ok=True)
+
+    def _apply(self, intent: dict) -> None:
+        touched = list(intent["changes"])
+        for path, text in intent["changes"].items():
+            if text is None:
+                self.remove(path)
+            else:
+                self.write_text(path, text)
+        if intent["retire"]:
+            ids = sorted(self.retired_ids() | set(intent["retire"]))
+            self.write_text(RETIRED_IDS_FILE, "".join(f"{i}\n" for i in ids))
+            touched.append(RETIRED_IDS_FILE)
+        self.commit(touched, intent["message"], intent["author"])
+
+    def recover(self) -> str | None:
+        """Finish a write a crash interrupted; returns its message, None if none."""
+        if not self.intent_path.exists():
+            return None
+        with self.locked():
+            try:
+                intent = json.loads(self.intent_path.read_text())
+            except (OSError, ValueError):
+                self.intent_path.unlink(missing_ok=True)
+                return None
+            intent["message"] += "\n\nCompleted after an interrupted write."
+            self._apply(intent)
+            self.intent_path.unlink(missing_ok=True)
+            return intent["message"]
 
     @staticmethod
     def _fsync_dir(folder: Path) -> None:

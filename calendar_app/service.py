@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import dates, errors, slugs, yamlfile
@@ -18,6 +19,7 @@ from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
 from .users import User, UserStore
 
 _TRUE = {"true", "1", "yes", "on"}
+Precondition = Callable[[Record], None]
 _URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
 _MEDIA = re.compile(r"media/[A-Za-z0-9._/-]+")
 
@@ -79,7 +81,7 @@ class Service:
 
     def may_edit(self, user: User, record: Record, verb: str = "edit") -> bool:
         if record.resource.is_term:
-            return user.can("manage_terms")
+            return user.can(term_capability(record.resource))
         own = record.get("author", 0) == user.id
         published = record.status in ("publish", "future", "private")
         if not own and not user.can(f"{verb}_others"):
@@ -119,12 +121,15 @@ class Service:
             self._commit(write, user)
         return record, True
 
-    def update(self, record: Record, body: dict, user: User | None) -> Record:
+    def update(self, record: Record, body: dict, user: User | None,
+               precondition: Precondition | None = None) -> Record:
         resource = record.resource
         values = self._validate(resource, body, record)
         self._check_write_permission(resource, user, record, "edit")
         with self.catalog.tree.locked():
-            current = self.catalog.get(record.id) or record
+            current = self._current(record, precondition)
+            if current.data != record.data:
+                values = self._validate(resource, body, current)
             write = Write(f'{resource.name}: update "{current.name}" (#{current.id})')
             updated = self._apply_update(current, values, user, write)
             if updated.name != current.name:
@@ -133,12 +138,13 @@ class Service:
             self._commit(write, user)
         return updated
 
-    def delete(self, record: Record, user: User | None, force: bool) -> Record:
+    def delete(self, record: Record, user: User | None, force: bool,
+               precondition: Precondition | None = None) -> Record:
         """Trash (events, venues, organizers) or remove; returns the record as answered."""
         resource = record.resource
         self._check_write_permission(resource, user, record, "delete")
         with self.catalog.tree.locked():
-            current = self.catalog.get(record.id) or record
+            current = self._current(record, precondition)
             if resource.trashable and current.status == "trash" and not force:
                 raise ApiError(410, f"{resource.singular}-is-in-trash",
                                f"The {resource.singular} is already trashed")
@@ -157,11 +163,31 @@ class Service:
             self._commit(write, user)
         return result
 
+    def _current(self, record: Record, precondition: Precondition | None) -> Record:
+        """The record as it is now, with the write lock held.
+
+        An editor (or another worker) may have changed the file since the request
+        looked it up: that change is read first, and the write then applies only the
+        fields it sends on top of it, so nothing is silently overwritten. A record that
+        disappeared meanwhile is a 409; `precondition` (If-Match) is checked against
+        the same current state, for clients that want a 412 instead.
+        """
+        stat = self.catalog.tree.stat(record.path)
+        if stat is not None and self.catalog.stats.get(record.path) != stat:
+            self.catalog.refresh([record.path])
+        current = self.catalog.get(record.id)
+        if current is None:
+            raise ApiError(409, "rest_conflict", f"The {record.resource.singular} was removed "
+                           "or renamed while this request was made; reload it and try again.")
+        if precondition is not None:
+            precondition(current)
+        return current
+
     def _check_write_permission(self, resource: Resource, user: User | None,
                                 record: Record | None, verb: str) -> None:
         if resource.is_term:
             self.require(user, "edit")
-            self.require(user, "manage_terms")
+            self.require(user, term_capability(resource))
             return
         user = self.require(user, verb)
         if record is not None and not self.may_edit(user, record, verb):
@@ -190,6 +216,8 @@ class Service:
             try:
                 values[f.name] = self._field_value(resource, f, raw, body, record)
             except errors.ApiError as exc:
+                if exc.code != "rest_invalid_param":
+                    raise
                 bad.update(exc.data.get("params", {f.name: exc.message}))
                 if isinstance(exc.data.get("details"), dict):
                     details.update(exc.data["details"])
@@ -357,7 +385,7 @@ class Service:
         if raw in (None, 0, "0", "") or raw == []:
             return []
         items: list = raw if isinstance(raw, list) else [raw]
-        if isinstance(raw, str) and f.type == "links":
+        if isinstance(raw, str):
             items = [s.strip() for s in raw.split(",") if s.strip()]
         if f.type == "link" and len(items) > 1:
             raise ApiError(400, "could-not-create-venue",
@@ -645,34 +673,12 @@ class Service:
 
     # -- committing ------------------------------------------------------------
     def _commit(self, write: Write, user: User | None) -> None:
-        tree = self.catalog.tree
-        touched: list[str] = []
-        backups: dict[str, str | None] = {}
-        for path in {*write.texts, *(p for pair in write.renames for p in pair)}:
-            backups[path] = tree.read_text(path) if tree.exists(path) else None
+        changes: dict[str, str | None] = {old: None for old, _new in write.renames}
+        changes.update(write.texts)
+        author = user.git_author if user else "calendar-app <calendar-app@localhost>"
         try:
-            for old, _new in write.renames:
-                tree.remove(old)
-                touched.append(old)
-            for path, text in write.texts.items():
-                if text is None:
-                    tree.remove(path)
-                else:
-                    tree.write_text(path, text)
-                touched.append(path)
-            if write.retire:
-                for record_id in write.retire:
-                    tree.retire_id(record_id)
-                touched.append(".retired-ids")
-            author = user.git_author if user else "calendar-app <calendar-app@localhost>"
-            tree.commit(touched, write.message, author)
+            self.catalog.tree.apply(changes, write.message, author, write.retire)
         except Exception as exc:
-            # Put every file back as it was: a write is all or nothing.
-            for path, text in backups.items():
-                if text is None:
-                    tree.remove(path)
-                else:
-                    tree.write_text(path, text)
             raise ApiError(503, "calendar-storage-unavailable",
                            "The change could not be saved; nothing was changed.") from exc
         with self.catalog.lock:
@@ -680,6 +686,11 @@ class Service:
                 self.catalog.remove(record)
             for record in write.put:
                 self.catalog.add(record)
+
+
+def term_capability(resource: Resource) -> str:
+    """Categories need the right to publish events; tags the right to manage terms."""
+    return "publish" if resource.hierarchical else "manage_terms"
 
 
 def _absent(value: object) -> bool:

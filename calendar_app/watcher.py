@@ -43,6 +43,7 @@ class Journal:
         # Who wrote a line: per catalog, not per pid (two apps may share a process).
         self._me = f"{os.getpid()}-{secrets.token_hex(4)}"
         catalog.listeners.append(self._on_change)
+        catalog.tree.lock_hooks.append(self.catch_up)
 
     def _on_change(self, relpaths: set[str], origin: str) -> None:
         if origin != "write":

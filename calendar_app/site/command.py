@@ -1,0 +1,68 @@
+"""`python build.py` / `python -m calendar_app build`: options, summary, exit code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..app import BUNDLED_CONTENT
+from .builder import DEFAULT_OUT, Builder, Options, Report, print_problems
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--content", type=Path, default=BUNDLED_CONTENT,
+                        help="content tree (default: the bundled sample calendar)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help="output folder (default: public/)")
+    parser.add_argument("--templates", type=Path, default=None,
+                        help="template folder whose files override ours one by one")
+    parser.add_argument("--base-url", default=None,
+                        help="public address of the site, e.g. https://example.org/calendar/ "
+                             "(default: url in calendar.yaml)")
+    parser.add_argument("--watch", action="store_true",
+                        help="rebuild whenever a content or template file is saved")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit non-zero when any record fails validation (for CI)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the `build` command to a parent parser's subcommands."""
+    parser = subparsers.add_parser(
+        "build", help="build the static site",
+        description="Build the static calendar site: pages, iCalendar feeds and JSON "
+                    "snapshots, rewriting only what changed.")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def report_to(report: Report, content: Path, strict: bool) -> int:
+    print_problems(report, content)
+    print(report.summary(), file=sys.stderr)
+    if strict and report.problems:
+        print(f"error: {len(report.problems)} invalid record(s) (--strict)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    options = Options(content=args.content, out=args.out, templates=args.templates,
+                      base_url=args.base_url)
+    builder = Builder(options)
+    try:
+        status = report_to(builder.build(), args.content, args.strict)
+        if args.watch:
+            from .watch import watch
+
+            watch(builder, lambda report: report_to(report, args.content, args.strict))
+        return status
+    finally:
+        builder.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="build.py", description=(
+        "Build the static calendar site from a content tree."))
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,88 @@
+"""Machine-readable site files: Atom feed, sitemap, robots.txt, assets and media."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+from .. import dates, markup
+from . import paths
+from .model import SiteModel
+from .pages import Pages, media_stamp
+from .plan import Output, ids
+from .render import STATIC_PREFIX, static_bytes, static_files
+
+ATOM_ENTRIES = 50
+
+
+def _stamp(moment: dt.datetime, zone_name: str) -> str:
+    return dates.to_utc(moment, dates.zone(zone_name)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def atom(pages: Pages) -> Output:
+    model = pages.model
+    events = model.upcoming[:ATOM_ENTRIES]
+
+    def render() -> bytes:
+        entries = []
+        for e in events:
+            modified = e.record.get("modified") or e.record.get("date") or e.start
+            published = e.record.get("date") or modified
+            entries.append({
+                "title": str(e.title), "url": pages.base_url + paths.folder(e.path),
+                "updated": _stamp(modified, model.site_tz),
+                "published": _stamp(published, model.site_tz),
+                "summary": f"{markup.plain_text(str(e.title))}: "
+                           f"{pages.env.globals['when'](e)}",
+                "content": str(e.excerpt or e.description)})
+        updated = max((x["updated"] for x in entries), default="1970-01-01T00:00:00Z")
+        return pages.render("feed.xml", paths.ATOM, entries=entries, updated=updated,
+                            feed_url=pages.base_url + paths.ATOM, home_url=pages.base_url)
+    deps = tuple(i for e in events for i in ids((e.record, e.venue)))
+    return Output(paths.ATOM, deps, f"atom {[e.id for e in events]}", render, kind="feed")
+
+
+def sitemap(pages: Pages, outputs: list[Output]) -> Output:
+    """Every HTML page but the 404, with the event's last change where there is one."""
+    model = pages.model
+    lastmod = {e.path: e.record.get("modified") or e.record.get("date") for e in model.events}
+    entries = [(pages.base_url + paths.folder(o.path),
+                lastmod[o.path].date().isoformat() if lastmod.get(o.path) else "")
+               for o in outputs if o.path.endswith(".html") and o.path != paths.NOT_FOUND
+               and o.path != paths.HOME]
+    entries.insert(0, (pages.base_url, ""))
+
+    def render() -> bytes:
+        return pages.render("sitemap.xml", paths.SITEMAP, entries=entries)
+    return Output(paths.SITEMAP, (), f"sitemap {entries}", render, kind="feed")
+
+
+def robots(pages: Pages) -> Output:
+    url = pages.base_url + paths.SITEMAP
+    return Output(paths.ROBOTS, (), f"robots {url}",
+                  lambda: pages.render("robots.txt", paths.ROBOTS, sitemap_url=url),
+                  kind="feed")
+
+
+def assets(pages: Pages) -> Iterator[Output]:
+    for name in static_files(pages.env):
+        target = paths.ASSETS + name[len(STATIC_PREFIX):]
+        yield Output(target, (), "asset", lambda name=name: static_bytes(pages.env, name),
+                     kind="asset")
+
+
+def media(model: SiteModel) -> Iterator[Output]:
+    """Local images of published records only: a draft's picture stays unpublished."""
+    seen: set[str] = set()
+    records = [e.record for e in model.events] + model.venues + model.organizers
+    root = model.catalog.tree.root.resolve()
+    for record in records:
+        image = record.get("image")
+        if not image or "://" in str(image) or image in seen:
+            continue
+        seen.add(str(image))
+        source = (root / str(image)).resolve()
+        if root not in source.parents or not source.is_file():
+            continue  # never copy anything from outside the content tree
+        yield Output(str(image), (), f"media {media_stamp(model, image)}",
+                     lambda source=source: source.read_bytes(), kind="media")

@@ -1,0 +1,46 @@
+"""schema.org JSON-LD of event pages, from `Representer.event_json_ld` (the code that
+writes the API's `json_ld`), minus the plugin's placeholders.
+
+The API keeps the plugin's shape (empty strings, `"performer": "Organization"`,
+`"availability": "inStock"`, an entity-encoded e-mail, an HTML-escaped description
+ending in a literal `\\n`); a page should carry only real values.
+"""
+
+from __future__ import annotations
+
+import html
+
+from .. import markup
+from ..records import Record
+from ..represent import Representer
+
+
+def page_json_ld(rep: Representer, record: Record, body: dict) -> dict:
+    ld = _without_empty(rep.event_json_ld(record, body))
+    assert isinstance(ld, dict)
+    ld.pop("performer", None)
+    summary = markup.plain_text(body["excerpt"] or body["description"])
+    if summary:
+        ld["description"] = summary
+    else:
+        ld.pop("description", None)
+    venues = rep.catalog.resolve("venues", record.get("venue"))
+    if "location" in ld and venues and venues[0].status == "publish":
+        ld["location"]["url"] = rep.url(venues[0])
+    if "organizer" in ld:
+        ld["organizer"]["@type"] = "Organization"
+        if "email" in ld["organizer"]:
+            ld["organizer"]["email"] = html.unescape(ld["organizer"]["email"])
+    if "offers" in ld:
+        ld["offers"]["availability"] = "https://schema.org/InStock"
+    return ld
+
+
+def _without_empty(value: object) -> object:
+    """A copy with empty strings, lists and objects removed, recursively."""
+    if isinstance(value, dict):
+        pruned = {k: _without_empty(v) for k, v in value.items()}
+        return {k: v for k, v in pruned.items() if v not in ("", [], {}, None)}
+    if isinstance(value, list):
+        return [_without_empty(v) for v in value]
+    return value

@@ -1,0 +1,283 @@
+"""What the site shows: published records as view objects, and the indexes pages need.
+
+Only records with status `publish` enter the model, so nothing downstream can leak a
+draft, a trashed or a private record. Events hidden from listings keep their own page
+and `.ics` but stay out of lists, grids and feeds (the plugin's meaning of the flag).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from urllib.parse import quote, urlencode
+
+from markupsafe import Markup
+
+from .. import cost, dates, markup
+from ..catalog import Catalog
+from ..records import Record
+from ..represent import Representer
+from . import paths
+
+PUBLISHED = "publish"
+
+
+@dataclass(eq=False)
+class EventView:
+    record: Record
+    tzname: str
+    start: dt.datetime  # naive, local to tzname
+    end: dt.datetime
+    start_utc: dt.datetime  # naive UTC
+    end_utc: dt.datetime
+    all_day: bool
+    path: str  # the event page
+    venue: Record | None = None
+    organizers: list[Record] = field(default_factory=list)
+    categories: list[Record] = field(default_factory=list)
+    tags: list[Record] = field(default_factory=list)
+    # The API representation (single read): pages take their HTML from it, so the
+    # Markdown of a description is converted once per build and matches the API.
+    body: Callable[[], dict] = field(default=dict, repr=False)
+
+    @property
+    def id(self) -> int:
+        return self.record.id
+
+    @property
+    def slug(self) -> str:
+        return self.record.slug
+
+    @property
+    def ics_path(self) -> str:
+        return paths.folder(self.path) + "event.ics"
+
+    @cached_property
+    def title(self) -> Markup:
+        # render_title escapes markup and adds typographic entities, as the API does.
+        return Markup(markup.render_title(self.record.name))
+
+    @cached_property
+    def title_text(self) -> str:
+        return markup.plain_text(str(self.title))
+
+    @property
+    def description(self) -> Markup:
+        return Markup(self.body()["description"])
+
+    @property
+    def excerpt(self) -> Markup:
+        # Lists need only this: no full representation (memoized during a build).
+        return Markup(markup.render_excerpt(self.record.get("excerpt")))
+
+    @property
+    def zone(self) -> dt.tzinfo:
+        return dates.zone(self.tzname)
+
+    @property
+    def abbr(self) -> str:
+        return dates.abbreviation(self.start, self.zone, self.tzname)
+
+    @property
+    def end_abbr(self) -> str:
+        return dates.abbreviation(self.end, self.zone, self.tzname)
+
+    @property
+    def first_day(self) -> dt.date:
+        return self.start.date()
+
+    @property
+    def last_day(self) -> dt.date:
+        """Last local day the event occupies (an end at midnight does not count)."""
+        last = self.end.date()
+        if not self.all_day and self.end.time() == dt.time(0) and last > self.first_day:
+            last -= dt.timedelta(days=1)
+        return last
+
+    @property
+    def multi_day(self) -> bool:
+        return self.last_day > self.first_day
+
+    def days(self) -> list[dt.date]:
+        span = (self.last_day - self.first_day).days
+        return [self.first_day + dt.timedelta(days=i) for i in range(span + 1)]
+
+    @property
+    def google_calendar_url(self) -> str:
+        if self.all_day:
+            stamp = (f"{self.first_day:%Y%m%d}/"
+                     f"{self.last_day + dt.timedelta(days=1):%Y%m%d}")
+        else:
+            stamp = f"{self.start_utc:%Y%m%dT%H%M%SZ}/{self.end_utc:%Y%m%dT%H%M%SZ}"
+        query = {"action": "TEMPLATE", "text": self.title_text, "dates": stamp,
+                 "details": markup.plain_text(str(self.excerpt or self.description))[:500]}
+        if self.venue is not None:
+            query["location"] = ", ".join(address_lines(self.venue, with_name=True))
+        if not dates.is_offset_name(self.tzname) and self.tzname != "UTC":
+            query["ctz"] = self.tzname
+        return "https://calendar.google.com/calendar/render?" + urlencode(query)
+
+
+def address_lines(venue: Record, with_name: bool = False) -> list[str]:
+    region = venue.get("stateprovince") or venue.get("state") or venue.get("province") or ""
+    locality = " ".join(p for p in (str(venue.get("city", "")) + ("," if region else ""),
+                                    str(region), str(venue.get("zip", ""))) if p.strip(","))
+    lines = [venue.name] if with_name else []
+    lines += [str(v) for v in (venue.get("address"), locality.strip(" ,"),
+                               venue.get("country")) if v]
+    return lines
+
+
+def map_url(venue: Record) -> str | None:
+    """A map search for the venue's address (or its coordinates), None when unknown."""
+    query = ", ".join(address_lines(venue))
+    if not query and venue.get("geo_lat") is not None and venue.get("geo_lng") is not None:
+        query = f"{venue.data['geo_lat']},{venue.data['geo_lng']}"
+    if not query:
+        return None
+    return "https://www.google.com/maps/search/?api=1&query=" + quote(query)
+
+
+class SiteModel:
+    """Published records of one catalog at one moment, indexed for the pages."""
+
+    def __init__(self, catalog: Catalog, rep: Representer, now: dt.datetime) -> None:
+        self.catalog = catalog
+        self.rep = rep
+        self.settings = catalog.settings
+        self.site_tz = str(self.settings.get("timezone") or "UTC")
+        self.now_utc = now.astimezone(dt.UTC).replace(tzinfo=None)
+        self.today = dates.from_utc(self.now_utc, dates.zone(self.site_tz)).date()
+        self.bodies: dict[int, dict] = {}
+        self.venues = self._published("venues")
+        self.organizers = self._published("organizers")
+        self.categories = sorted(catalog.all("categories"), key=_by_name)
+        self.tags = sorted(catalog.all("tags"), key=_by_name)
+        self.events = sorted((self._event(r) for r in self._published("events")),
+                             key=lambda e: (e.start_utc, e.end_utc, e.id))
+        self.listed = [e for e in self.events if not e.record.get("hide_from_listings")]
+        # Upcoming: still running or yet to start (the plugin's end >= now).
+        self.upcoming = [e for e in self.listed if e.end_utc >= self.now_utc]
+        self.past = sorted((e for e in self.listed if e.end_utc < self.now_utc),
+                           key=lambda e: (e.start_utc, e.id), reverse=True)
+        self.by_day: dict[dt.date, list[EventView]] = defaultdict(list)
+        for event in self.listed:
+            for day in event.days():
+                self.by_day[day].append(event)
+        self.event_days = sorted(self.by_day)
+        self._by_link: dict[tuple[str, str], list[EventView]] = defaultdict(list)
+        for event in self.listed:
+            for collection, records in (("venues", [event.venue] if event.venue else []),
+                                        ("organizers", event.organizers),
+                                        ("categories", event.categories),
+                                        ("tags", event.tags)):
+                for record in records:
+                    self._by_link[(collection, record.slug)].append(event)
+
+    # -- building ------------------------------------------------------------
+    def _published(self, collection: str) -> list[Record]:
+        return sorted((r for r in self.catalog.all(collection) if r.status == PUBLISHED),
+                      key=_by_name if collection != "events" else lambda r: r.id)
+
+    def _visible(self, collection: str, slugs: object) -> list[Record]:
+        records = self.catalog.resolve(collection, slugs)
+        if collection in ("venues", "organizers"):
+            records = [r for r in records if r.status == PUBLISHED]
+        return records
+
+    def _event(self, record: Record) -> EventView:
+        tzname = str(record.get("timezone") or self.site_tz)
+        zone = dates.zone(tzname)
+        start, end = record.data["start_date"], record.data["end_date"]
+        venues = self._visible("venues", record.get("venue"))
+        return EventView(
+            record=record, tzname=tzname, start=start, end=end,
+            start_utc=dates.to_utc(start, zone), end_utc=dates.to_utc(end, zone),
+            all_day=bool(record.get("all_day")), path=self.page_of(record),
+            venue=venues[0] if venues else None,
+            organizers=self._visible("organizers", record.get("organizer")),
+            categories=sorted(self._visible("categories", record.get("categories")),
+                              key=_by_name),
+            tags=sorted(self._visible("tags", record.get("tags")), key=_by_name),
+            body=lambda: self.body(record))
+
+    def body(self, record: Record) -> dict:
+        """The single-read representation of a record, computed once per build."""
+        found = self.bodies.get(record.id)
+        if found is None:
+            found = self.bodies[record.id] = self.rep.represent(record, single=True)
+        return found
+
+    # -- lookups ---------------------------------------------------------------
+    def page_of(self, record: Record) -> str:
+        """The page of a record, from the same permalink the API reports as `url`."""
+        return paths.page(self.rep.url(record)[len(self.rep.site_url):])
+
+    def children(self, category: Record) -> list[Record]:
+        return sorted((r for r in self.catalog.linked("categories", category.slug)
+                       if r.collection == "categories"), key=_by_name)
+
+    def descendants(self, category: Record) -> list[Record]:
+        seen: dict[str, Record] = {}
+        stack = self.children(category)
+        while stack:
+            child = stack.pop()
+            if child.slug not in seen and child.slug != category.slug:
+                seen[child.slug] = child
+                stack.extend(self.children(child))
+        return sorted(seen.values(), key=_by_name)
+
+    def parents(self, category: Record) -> list[Record]:
+        chain: list[Record] = []
+        parent = self.catalog.by_slug("categories", category.get("parent") or "")
+        while parent is not None and parent not in chain and parent is not category:
+            chain.insert(0, parent)
+            parent = self.catalog.by_slug("categories", parent.get("parent") or "")
+        return chain
+
+    def events_of(self, record: Record) -> list[EventView]:
+        """Listed events linked to a venue, organizer, tag, or a category or its children."""
+        found = list(self._by_link.get((record.collection, record.slug), []))
+        if record.collection == "categories":
+            for child in self.descendants(record):
+                found.extend(self._by_link.get(("categories", child.slug), []))
+            found = sorted(set(found), key=lambda e: (e.start_utc, e.end_utc, e.id))
+        return found
+
+    def upcoming_of(self, record: Record) -> list[EventView]:
+        return [e for e in self.events_of(record) if e.end_utc >= self.now_utc]
+
+    def month_range(self) -> tuple[dt.date, dt.date]:
+        """First days of the first and last month to render: all events and today."""
+        days = [self.today] + ([self.event_days[0], self.event_days[-1]]
+                               if self.event_days else [])
+        low, high = min(days), max(days)
+        return low.replace(day=1), high.replace(day=1)
+
+    def neighbour_days(self, day: dt.date) -> tuple[dt.date | None, dt.date | None]:
+        i = bisect_left(self.event_days, day)
+        before = self.event_days[i - 1] if i > 0 else None
+        j = i + 1 if i < len(self.event_days) and self.event_days[i] == day else i
+        after = self.event_days[j] if j < len(self.event_days) else None
+        return before, after
+
+    def cost_text(self, event: EventView) -> Markup:
+        record = event.record
+        symbol = record.get("currency_symbol") or self.settings.get("currency_symbol", "$")
+        position = record.get("currency_position") or self.settings.get(
+            "currency_position", "prefix")
+        return Markup(cost.format_cost(record.get("cost"), str(symbol), str(position)))
+
+    def image_url(self, value: object) -> str | None:
+        """Remote images as they are; local media as a site path (copied by the build)."""
+        if not value:
+            return None
+        return str(value)
+
+
+def _by_name(record: Record) -> tuple[str, int]:
+    return record.name.lower(), record.id

@@ -1,0 +1,243 @@
+"""The HTML pages: lists, month and day views, events, venues, organizers, terms, 404."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from jinja2 import Environment
+from markupsafe import Markup
+
+from ..records import Record
+from ..represent import dumps
+from . import paths
+from .grid import WEEKDAYS, add_months, month_grid, months_between
+from .jsonld import page_json_ld
+from .model import EventView, SiteModel, address_lines, map_url
+from .plan import Output, ids
+
+
+@dataclass
+class Pagination:
+    number: int
+    pages: int
+    base: str
+
+    @property
+    def prev(self) -> str | None:
+        return paths.list_page(self.base, self.number - 1) if self.number > 1 else None
+
+    @property
+    def next(self) -> str | None:
+        return paths.list_page(self.base, self.number + 1) if self.number < self.pages else None
+
+    @property
+    def links(self) -> list[tuple[int, str]]:
+        return [(n, paths.list_page(self.base, n)) for n in range(1, self.pages + 1)]
+
+
+@dataclass
+class Nav:
+    day: dt.date
+    path: str
+
+
+def listing_deps(events: list[EventView]) -> tuple[int, ...]:
+    """A list item shows the event and its venue's name and city."""
+    return tuple(i for e in events for i in ids((e.record, e.venue)))
+
+
+def event_deps(model: SiteModel, e: EventView) -> tuple[int, ...]:
+    """An event page shows its venue, organizers and terms (term URLs need parents)."""
+    parents = [p for c in e.categories for p in model.parents(c)]
+    return ids((e.record, e.venue, *e.organizers, *e.categories, *parents, *e.tags))
+
+
+class Pages:
+    def __init__(self, model: SiteModel, env: Environment, base_url: str) -> None:
+        self.model = model
+        self.env = env
+        self.base_url = base_url
+        settings = model.settings
+        self.site = {"title": settings.get("title", ""),
+                     "description": settings.get("description", "")}
+        self.this_month = paths.month(model.today)
+        self._templates: dict = {}
+
+    def render(self, template: str, path: str, **context: object) -> bytes:
+        tpl = self._templates.get(template)
+        if tpl is None:
+            tpl = self._templates[template] = self.env.get_template(template)
+        context.setdefault("canonical", self.base_url + paths.folder(path))
+        return tpl.render(site=self.site, lang="en", page_path=path,
+                          this_month=self.this_month, **context).encode("utf-8")
+
+    # -- the plan ----------------------------------------------------------------
+    def outputs(self) -> Iterator[Output]:
+        yield from self.lists()
+        yield from self.months()
+        yield from self.days()
+        for event in self.model.events:
+            yield self.event_page(event)
+        for record in (*self.model.venues, *self.model.organizers,
+                       *self.model.categories, *self.model.tags):
+            yield self.collection_page(record)
+        yield Output(paths.NOT_FOUND, (), self.this_month, self.not_found)
+
+    def lists(self) -> Iterator[Output]:
+        per_page = max(1, int(self.model.settings.get("per_page") or 10))
+        for base, events, heading, empty, section in (
+                (paths.UPCOMING, self.model.upcoming, "Upcoming events",
+                 "No upcoming events.", "upcoming"),
+                (paths.PAST, self.model.past, "Past events", "No past events.", "past")):
+            pages = max(1, math.ceil(len(events) / per_page))
+            for number in range(1, pages + 1):
+                chunk = events[(number - 1) * per_page: number * per_page]
+                outputs = [paths.list_page(base, number)]
+                if base == paths.UPCOMING and number == 1:
+                    outputs.append(paths.HOME)  # the home page is the first upcoming page
+                for path in outputs:
+                    yield Output(path, listing_deps(chunk),
+                                 f"list {number}/{pages} {[e.id for e in chunk]}",
+                                 self._list(path, chunk, Pagination(number, pages, base),
+                                            heading, empty, section))
+
+    def _list(self, path: str, events: list[EventView], pagination: Pagination,
+              heading: str, empty: str, section: str):
+        canonical = self.base_url + paths.folder(paths.list_page(pagination.base,
+                                                                 pagination.number))
+        return lambda: self.render("list.html", path, events=events, pagination=pagination,
+                                   heading=heading, empty=empty, section=section,
+                                   canonical=canonical)
+
+    def months(self) -> Iterator[Output]:
+        low, high = self.model.month_range()
+        for first in months_between(low, high):
+            last = add_months(first, 1) - dt.timedelta(days=1)
+            shown = sorted({e for d, evs in self.model.by_day.items() if first <= d <= last
+                            for e in evs}, key=lambda e: e.id)
+            today = self.model.today if first <= self.model.today <= last else None
+            path = paths.month(first)
+            yield Output(path, listing_deps(shown),
+                         f"month {first} {low} {high} {today} {[e.id for e in shown]}",
+                         self._month(path, first, low, high))
+
+    def _month(self, path: str, first: dt.date, low: dt.date, high: dt.date):
+        def render() -> bytes:
+            weeks = month_grid(self.model, first)
+            day_paths = {c.day: paths.day(c.day) for w in weeks for c in w if c.slots}
+            prev_first, next_first = add_months(first, -1), add_months(first, 1)
+            return self.render(
+                "month.html", path, month=first, weeks=weeks, weekdays=WEEKDAYS,
+                day_paths=day_paths, section="month",
+                prev_month=Nav(prev_first, paths.month(prev_first)) if first > low else None,
+                next_month=Nav(next_first, paths.month(next_first)) if first < high else None)
+        return render
+
+    def days(self) -> Iterator[Output]:
+        for day in self.model.event_days:
+            events = self.model.by_day[day]
+            before, after = self.model.neighbour_days(day)
+            path = paths.day(day)
+            yield Output(path, listing_deps(events),
+                         f"day {day} {before} {after} {[e.id for e in events]}",
+                         self._day(path, day, events, before, after))
+
+    def _day(self, path: str, day: dt.date, events: list[EventView],
+             before: dt.date | None, after: dt.date | None):
+        return lambda: self.render(
+            "day.html", path, day=day, events=events, section="month",
+            month_path=paths.month(day),
+            prev_day=Nav(before, paths.day(before)) if before else None,
+            next_day=Nav(after, paths.day(after)) if after else None)
+
+    def event_page(self, e: EventView) -> Output:
+        image = e.record.get("image")
+        return Output(e.path, event_deps(self.model, e), f"event {media_stamp(self.model, image)}",
+                      lambda: self._event(e))
+
+    def _event(self, e: EventView) -> bytes:
+        model = self.model
+        body = e.body()
+        image = body["image"] or None
+        venue = e.venue
+        show_link = bool(venue is not None and e.record.get("show_map_link")
+                         and venue.get("show_map_link", True))
+        # `<` escaped as well: no "</script>" or "<!--" can end the JSON-LD early.
+        json_ld = dumps(page_json_ld(model.rep, e.record, body)).replace("<", "\\u003c")
+        return self.render(
+            "event.html", e.path, e=e, json_ld=Markup(json_ld),
+            description=Markup.escape(e.title_text),
+            image=local_or_remote(image["url"], model) if image else None,
+            image_size=(image["width"], image["height"]) if image and "width" in image
+            else None,
+            cost=model.cost_text(e), website=e.record.get("website"),
+            venue_path=model.page_of(venue) if venue else None,
+            venue_address=address_lines(venue) if venue else [],
+            map_url=map_url(venue) if venue is not None and show_link else None,
+            term_paths={t.id: model.page_of(t) for t in (*e.categories, *e.tags)},
+            organizer_paths={o.id: model.page_of(o) for o in e.organizers})
+
+    def collection_page(self, record: Record) -> Output:
+        model = self.model
+        path = model.page_of(record)
+        events = model.upcoming_of(record)
+        extra: list[Record] = []
+        if record.collection == "categories":
+            extra = [*model.parents(record), *model.descendants(record)]
+        return Output(path, (record.id, *ids(extra), *listing_deps(events)),
+                      f"{record.collection} {[e.id for e in events]} "
+                      f"{media_stamp(model, record.get('image'))}",
+                      lambda: self._collection(record, path, events))
+
+    def _collection(self, record: Record, path: str, events: list[EventView]) -> bytes:
+        model = self.model
+        kinds = {"venues": "Venue", "organizers": "Organizer", "categories": "Category",
+                 "tags": "Tag"}
+        context: dict = {"record": record, "kind": kinds[record.collection],
+                         "heading": f"{kinds[record.collection]}: {record.name}",
+                         "events": events, "ics_path": paths.folder(path) + "calendar.ics"}
+        body = model.rep.represent(record) if not record.resource.is_term else None
+        if body is not None:
+            context["description"] = Markup(body.get("description", ""))
+            if body.get("image"):
+                context["image"] = local_or_remote(body["image"]["url"], model)
+        else:
+            context["description"] = record.get("description", "")
+        if record.collection == "venues":
+            context["address"] = address_lines(record)
+            if record.get("show_map_link", True):
+                context["map_url"] = map_url(record)
+        if record.collection in ("venues", "organizers"):
+            context["contact"] = {k: record.get(k) for k in ("phone", "email", "website")
+                                  if record.collection == "organizers" or k != "email"}
+        if record.collection == "categories":
+            context["breadcrumbs"] = [{"name": p.name, "path": model.page_of(p)}
+                                      for p in model.parents(record)]
+            context["children"] = [{"name": c.name, "path": model.page_of(c)}
+                                   for c in model.children(record)]
+        return self.render("collection.html", path, **context)
+
+    def not_found(self) -> bytes:
+        # Served for any missing address, at any depth: links must be absolute here.
+        root = "/" + self.base_url.split("://", 1)[-1].partition("/")[2]
+        return self.render("404.html", paths.NOT_FOUND, absolute_root=root, canonical="")
+
+
+def local_or_remote(url: str, model: SiteModel) -> str:
+    """A media URL of this site as a site path (copied into the output), else as is."""
+    site = model.rep.site_url
+    return url.removeprefix(site)
+
+
+def media_stamp(model: SiteModel, image: object) -> str:
+    """Size and time of a local image: dimensions shown on pages come from the file."""
+    if not image or "://" in str(image):
+        return ""
+    try:
+        stat = (model.catalog.tree.root / str(image)).stat()
+    except OSError:
+        return "missing"
+    return f"{stat.st_size}:{stat.st_mtime_ns}"

@@ -1,0 +1,42 @@
+"""An output of the build and what it depends on.
+
+Every output names the records it shows (`deps`, record ids) and a `shape` string for
+everything else that changes it (which events a list page holds, the navigation, the
+day marked as today). The builder hashes those with the records' fingerprints; an
+output whose hash matches the manifest is neither rendered nor written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..records import Record
+
+
+@dataclass(slots=True)
+class Output:
+    path: str  # relative to the output folder, POSIX
+    deps: tuple[int, ...]
+    shape: str
+    render: Callable[[], bytes]
+    kind: str = "page"
+
+
+def fingerprint(record: Record) -> bytes:
+    """A digest of everything a record holds (data is plain values: repr is stable)."""
+    return hashlib.blake2b(repr(sorted(record.data.items())).encode(),
+                           digest_size=12).digest()
+
+
+def signature(output: Output, fingerprints: dict[int, bytes], common: bytes) -> str:
+    digest = hashlib.blake2b(common, digest_size=16)
+    digest.update(output.kind.encode() + b"\0" + output.shape.encode() + b"\0")
+    for record_id in output.deps:
+        digest.update(fingerprints.get(record_id, b"?"))
+    return digest.hexdigest()
+
+
+def ids(records: Iterable[Record | None]) -> tuple[int, ...]:
+    return tuple(r.id for r in records if r is not None)

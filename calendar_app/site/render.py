@@ -1,0 +1,97 @@
+"""The Jinja2 environment: the user's template folder first, ours behind it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from pathlib import Path
+
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, pass_context, select_autoescape
+
+from .. import dates
+from . import paths
+from .model import EventView
+
+BUNDLED_TEMPLATES = Path(__file__).resolve().parents[2] / "site_templates"
+STATIC_PREFIX = "static/"
+
+
+def make_environment(user_templates: Path | None = None) -> Environment:
+    """A user folder overrides our templates file by file (ChoiceLoader order)."""
+    loaders = [FileSystemLoader(str(user_templates))] if user_templates else []
+    loaders.append(FileSystemLoader(str(BUNDLED_TEMPLATES)))
+    env = Environment(loader=ChoiceLoader(loaders),
+                      autoescape=select_autoescape(["html", "xml"]),
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(url=_url, long_date=long_date, short_date=short_date,
+                       clock=clock, iso=iso_moment, month_name=month_name)
+    env.globals.update(when=when)
+    return env
+
+
+def templates_digest(env: Environment) -> str:
+    """One hash over every template and asset visible through the loader."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name in sorted(env.list_templates()):
+        source, _, _ = env.loader.get_source(env, name)  # type: ignore[union-attr]
+        digest.update(name.encode() + b"\0" + source.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def static_files(env: Environment) -> list[str]:
+    return sorted(n for n in env.list_templates() if n.startswith(STATIC_PREFIX))
+
+
+def static_bytes(env: Environment, name: str) -> bytes:
+    source, filename, _ = env.loader.get_source(env, name)  # type: ignore[union-attr]
+    # Binary assets (fonts, icons) are read as bytes; text ones as the loader gave them.
+    return Path(filename).read_bytes() if filename else source.encode()
+
+
+@pass_context
+def _url(ctx, target: str) -> str:
+    """A link to a site output from the page being rendered (or an absolute URL)."""
+    if not target or "://" in target or target.startswith(("mailto:", "tel:", "#")):
+        return target
+    if ctx.get("absolute_root"):
+        return ctx["absolute_root"] + target
+    return paths.relative(target, ctx["page_path"])
+
+
+def long_date(day: dt.date | dt.datetime) -> str:
+    return f"{day:%A}, {day:%B} {day.day}, {day.year}"
+
+
+def short_date(day: dt.date | dt.datetime) -> str:
+    return f"{day:%a}, {day:%b} {day.day}"
+
+
+def month_name(day: dt.date) -> str:
+    return f"{day:%B} {day.year}"
+
+
+def clock(moment: dt.datetime) -> str:
+    hour = moment.hour % 12 or 12
+    suffix = "am" if moment.hour < 12 else "pm"
+    return f"{hour}:{moment.minute:02d} {suffix}"
+
+
+def iso_moment(event: EventView, which: str = "start") -> str:
+    """Machine-readable value of a <time> element: a date for all-day events."""
+    moment = event.start if which == "start" else event.end
+    if event.all_day:
+        return moment.date().isoformat()
+    return dates.offset_iso(moment, event.zone)
+
+
+def when(event: EventView) -> str:
+    """The event's date and time as a reader wants it, zone included."""
+    if event.all_day:
+        if event.multi_day:
+            return (f"{long_date(event.first_day)} – {long_date(event.last_day)}, all day")
+        return f"{long_date(event.first_day)}, all day"
+    if event.start.date() == event.end.date():
+        return (f"{long_date(event.start)}, {clock(event.start)} – {clock(event.end)} "
+                f"{event.abbr}")
+    return (f"{long_date(event.start)}, {clock(event.start)} {event.abbr} – "
+            f"{long_date(event.end)}, {clock(event.end)} {event.end_abbr}")
