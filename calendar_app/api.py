@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 from flask import Blueprint, Flask, Response, current_app, g, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from . import errors
+from . import errors, guard
 from .app import Calendar
 from .errors import ApiError
 from .records import Record
@@ -127,21 +127,32 @@ def current_user() -> User | None:
     """HTTP Basic with an application password; a bad one is an error even on reads."""
     if "user" in g:
         return g.user
-    header = request.headers.get("Authorization", "")
-    user = None
-    if header[:6].lower() == "basic ":
-        try:
-            name, _, password = base64.b64decode(header[6:].strip()).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            raise ApiError(401, "invalid_username", "Unknown username.") from None
-        user = calendar().users.authenticate(name, password)
-        if user is None:
-            known = any(u.name == name for u in calendar().users.users())
-            if known:
-                raise ApiError(401, "incorrect_password",
-                               "The provided password is an invalid application password.")
-            raise ApiError(401, "invalid_username", "Unknown username.")
-    g.user = user
+    if "auth_error" in g:
+        raise g.auth_error
+    try:
+        g.user = _authenticate(request.headers.get("Authorization", ""))
+    except ApiError as exc:
+        g.auth_error = exc  # one failed login per request, however often it is asked
+        raise
+    return g.user
+
+
+def _authenticate(header: str) -> User | None:
+    if header[:6].lower() != "basic ":
+        return None
+    guard.check_login_allowed()
+    try:
+        name, _, password = base64.b64decode(header[6:].strip()).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        guard.login_failed()
+        raise ApiError(401, "invalid_username", "Unknown username.") from None
+    user = calendar().users.authenticate(name, password)
+    if user is None:
+        guard.login_failed()
+        if any(u.name == name for u in calendar().users.users()):
+            raise ApiError(401, "incorrect_password",
+                           "The provided password is an invalid application password.")
+        raise ApiError(401, "invalid_username", "Unknown username.")
     return user
 
 
@@ -363,7 +374,10 @@ def wp_json_index() -> Response:
 
 # -- errors and common headers ------------------------------------------------------
 def _api_error(exc: ApiError) -> Response:
-    return respond(exc.body(), exc.status)
+    response = respond(exc.body(), exc.status)
+    if getattr(exc, "retry_after", None):
+        response.headers["Retry-After"] = str(exc.retry_after)  # type: ignore[attr-defined]
+    return response
 
 
 def _http_error(exc: HTTPException) -> Response:
@@ -464,4 +478,5 @@ def install(app: Flask) -> None:
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(Exception, _unexpected)
     app.after_request(_common_headers)
+    guard.install(app)
     app.wsgi_app = _PathAndMethod(app.wsgi_app, base)  # type: ignore[method-assign]

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote_plus
 
 import numpy as np
-from flask import Response, request
+from flask import Response, current_app, request
 
 from . import dates, discovery, errors
 from .errors import ApiError
@@ -119,6 +119,10 @@ def _items(raw: object) -> list[str] | None:
             return None
         out += [v.strip() for v in str(value).split(",")]
     out = [v for v in out if v]
+    limit = current_app.config.get("MAX_INCLUDE_IDS", 100)
+    if len(out) > limit:
+        raise ApiError(400, "rest_too_many_ids", f"A list parameter may name at most {limit} "
+                       "items.", limit=limit)
     return out or None
 
 

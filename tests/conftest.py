@@ -72,7 +72,9 @@ def users(tmp_path: Path, users_master: tuple[Path, dict[str, str]]) -> dict[str
 @pytest.fixture
 def config(tmp_path: Path, content: Path, users: dict[str, str]) -> dict:
     return {"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "users.yaml"),
-            "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True}
+            "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True,
+            # Tests log in wrongly on purpose, many times; throttling has its own tests.
+            "LOGIN_MAX_FAILURES": 10_000}
 
 
 @pytest.fixture

@@ -1,0 +1,138 @@
+"""What protects the interface: limits, rate limits, login throttling, CORS and security
+headers. Every refusal uses the interface's error shape.
+
+Counters live in the worker's memory: with N workers a client gets at most N times the
+configured allowance, which is enough to stop password guessing and floods.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+from flask import Flask, Response, current_app, request
+
+from .errors import ApiError
+
+DEFAULTS = {
+    "MAX_QUERY_LENGTH": 4096,  # characters of query string
+    "MAX_INCLUDE_IDS": 100,  # ids in an `include`/`exclude` list
+    "RATE_LIMIT": 0,  # requests per minute per client; 0 = off
+    "LOGIN_MAX_FAILURES": 10,  # failed logins per client ...
+    "LOGIN_WINDOW": 300,  # ... within this many seconds, then 429 until the window ends
+    "CORS_ORIGINS": (),  # origins that may write with credentials
+}
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Permissions-Policy": "interest-cohort=()",
+}
+
+
+class _Window:
+    """Timestamps of recent events per client, for sliding-window limits."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def count(self, client: str, window: float, now: float) -> int:
+        with self._lock:
+            events = self._events.get(client)
+            if not events:
+                return 0
+            while events and events[0] <= now - window:
+                events.popleft()
+            if not events:
+                del self._events[client]
+                return 0
+            return len(events)
+
+    def add(self, client: str, now: float) -> None:
+        with self._lock:
+            self._events.setdefault(client, deque()).append(now)
+            if len(self._events) > 100_000:  # bound memory under a flood of addresses
+                self._events.pop(next(iter(self._events)))
+
+    def oldest(self, client: str) -> float:
+        with self._lock:
+            events = self._events.get(client)
+            return events[0] if events else time.monotonic()
+
+
+def _windows() -> tuple[_Window, _Window]:
+    """(failed logins, requests) of this app."""
+    return current_app.extensions["guard"]
+
+
+def client_id() -> str:
+    return request.remote_addr or "unknown"
+
+
+def _too_many(message: str, retry_after: float) -> ApiError:
+    error = ApiError(429, "rest_too_many_requests", message)
+    error.retry_after = max(1, int(retry_after) + 1)  # type: ignore[attr-defined]
+    return error
+
+
+def check_login_allowed() -> None:
+    _failures = _windows()[0]
+    window = current_app.config["LOGIN_WINDOW"]
+    now = time.monotonic()
+    if _failures.count(client_id(), window, now) >= current_app.config["LOGIN_MAX_FAILURES"]:
+        wait = _failures.oldest(client_id()) + window - now
+        raise _too_many("Too many failed login attempts; try again later.", wait)
+
+
+def login_failed() -> None:
+    _windows()[0].add(client_id(), time.monotonic())
+
+
+def _before() -> None:
+    config = current_app.config
+    if len(request.query_string) > config["MAX_QUERY_LENGTH"]:
+        raise ApiError(414, "rest_query_too_long",
+                       f"The query string is longer than {config['MAX_QUERY_LENGTH']} "
+                       "characters.")
+    limit = config["RATE_LIMIT"]
+    if limit:
+        _requests = _windows()[1]
+        now = time.monotonic()
+        if _requests.count(client_id(), 60, now) >= limit:
+            raise _too_many("Too many requests; slow down.", _requests.oldest(client_id())
+                            + 60 - now)
+        _requests.add(client_id(), now)
+    origin = request.headers.get("Origin")
+    if origin and request.method not in ("GET", "HEAD", "OPTIONS") and (
+            origin not in config["CORS_ORIGINS"]):
+        raise ApiError(403, "rest_cors_forbidden",
+                       f"Writes from the origin {origin} are not allowed.")
+
+
+def _after(response: Response) -> Response:
+    for key, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(key, value)
+    origin = request.headers.get("Origin")
+    if origin and origin in current_app.config["CORS_ORIGINS"]:
+        response.headers["Access-Control-Allow-Origin"] = origin
+        response.headers["Access-Control-Allow-Credentials"] = "true"
+        response.headers["Access-Control-Allow-Methods"] = "GET, POST, PUT, PATCH, DELETE"
+        response.headers.add("Vary", "Origin")
+    elif origin:
+        # Public reads from anywhere, never with the reader's credentials.
+        response.headers["Access-Control-Allow-Origin"] = "*"
+        response.headers["Access-Control-Allow-Methods"] = "GET"
+    return response
+
+
+def install(app: Flask) -> None:
+    for key, value in DEFAULTS.items():
+        app.config.setdefault(key, value)
+    app.extensions["guard"] = (_Window(), _Window())
+    app.before_request(_before)
+    app.after_request(_after)
