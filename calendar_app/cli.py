@@ -8,6 +8,8 @@ from pathlib import Path
 
 from .app import BUNDLED_CONTENT, default_users_file
 from .editorial import register as register_editorial
+from .index import register as register_index
+from .site import register as register_site
 from .users import ROLES, UserStore
 
 
@@ -88,9 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     _users_arg(rm)
     users.set_defaults(func=cmd_users)
     register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
-    from .index import register as register_index
-
     register_index(sub)  # reindex
+    register_site(sub)  # build
     return parser
 
 

@@ -26,7 +26,6 @@ from .plan import Output, fingerprint, signature
 from .progress import Progress
 from .render import make_environment, templates_digest
 from .snapshots import ListSnapshotError, ListSnapshots, single_outputs
-from .speed import fast_markup
 
 BUILDER_VERSION = "1"
 DEFAULT_OUT = BUNDLED_CONTENT.parent / "public"
@@ -109,7 +108,7 @@ class Builder:
         started = time.perf_counter()
         report = Report()
         catalog = self.calendar.catalog
-        with catalog.lock, fast_markup():
+        with catalog.lock:
             report.problems = sorted(catalog.problems.values(), key=lambda p: p.path)
             self._build(report)
         report.seconds = time.perf_counter() - started
@@ -122,6 +121,8 @@ class Builder:
                           base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
         now = self.calendar.clock()
         model = SiteModel(rep.catalog, rep, now)  # type: ignore[arg-type]
+        model.api_rep = Representer(rep.catalog, _api_public_url(catalog, base_url),
+                                    rep.rest_root)
         fingerprints = {r.id: fingerprint(r) for r in catalog.records.values()}
         common = hashlib.blake2b(
             # The header's "Month" link is on every page: a new month rebuilds all.
@@ -257,6 +258,16 @@ class Builder:
 
 
 log = logging.getLogger(__name__)
+
+
+def _api_public_url(catalog: Catalog, base_url: str) -> str:
+    """The permalink base the live API uses with SITE_URL = base_url: newer api.py
+    takes it from calendar.yaml's `url` (public_url()), older from SITE_URL."""
+    from .. import api
+
+    if hasattr(api, "public_url"):
+        return str(catalog.settings.get("url") or base_url)
+    return base_url
 
 
 def _open(content: Path, cache: Path, now: dt.datetime | None) -> Calendar:

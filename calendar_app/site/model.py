@@ -153,6 +153,8 @@ class SiteModel:
         self.now_utc = now.astimezone(dt.UTC).replace(tzinfo=None)
         self.today = dates.from_utc(self.now_utc, dates.zone(self.site_tz)).date()
         self.bodies: dict[int, dict] = {}
+        self.api_rep: Representer | None = None  # set by the builder for snapshots
+        self.api_bodies: dict[int, dict] = {}
         self.venues = self._published("venues")
         self.organizers = self._published("organizers")
         self.categories = sorted(catalog.all("categories"), key=_by_name)
@@ -204,6 +206,15 @@ class SiteModel:
                               key=_by_name),
             tags=sorted(self._visible("tags", record.get("tags")), key=_by_name),
             body=lambda: self.body(record))
+
+    def snapshot_body(self, record: Record) -> dict:
+        """The representation as the live API builds it (its own permalink base)."""
+        if self.api_rep is None or self.api_rep.site_url == self.rep.site_url:
+            return self.body(record)
+        found = self.api_bodies.get(record.id)
+        if found is None:
+            found = self.api_bodies[record.id] = self.api_rep.represent(record, single=True)
+        return found
 
     def body(self, record: Record) -> dict:
         """The single-read representation of a record, computed once per build."""

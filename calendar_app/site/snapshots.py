@@ -62,7 +62,7 @@ def _body(model: SiteModel, record: Record):
     # Exactly what api._single sends for an anonymous GET: the single representation
     # through `dumps`.
     assert record.status == PUBLISHED or record.resource.is_term
-    return lambda: dumps(model.body(record)).encode("utf-8")
+    return lambda: dumps(model.snapshot_body(record)).encode("utf-8")
 
 
 class ListSnapshotError(RuntimeError):

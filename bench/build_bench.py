@@ -1,0 +1,173 @@
+"""Static site build benchmark: our builder vs Hugo on the same generated events.
+
+    python bench/build_bench.py [--sizes 1000 10000] [--keep DIR]
+
+For each size: a content tree is generated (the sample calendar's venues, organizers
+and terms, N events with Markdown descriptions), then timed: a full build into an
+empty folder with a cold cache (new process), a no-change rebuild (new process), an
+incremental rebuild after editing one event (in-process, as `--watch` does, and in a
+new process), and Hugo rendering the same events with minimal equivalent templates
+(one page per event, paginated list, category and tag pages). Figures are printed and
+appended to bench/RESULTS.md under "Static site".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+SAMPLE = REPO / "content"
+WORDS = ["river", "jazz", "market", "lantern", "quartet", "gallery", "family", "workshop", "poetry", "film", "night", "open", "studio", "garden", "folk", "choir", "harvest", "community", "library", "print", "clay", "swing"]
+
+
+def generate(root: Path, count: int, seed: int = 7) -> Path:
+    content = root / "content"
+    for part in ("venues", "organizers", "categories", "tags", "media"):
+        shutil.copytree(SAMPLE / part, content / part)
+    shutil.copy(SAMPLE / "calendar.yaml", content / "calendar.yaml")
+    rng = random.Random(seed)
+    venues = sorted(p.stem for p in (SAMPLE / "venues").glob("*.yaml"))
+    organizers = sorted(p.stem for p in (SAMPLE / "organizers").glob("*.yaml"))
+    categories = sorted(p.stem for p in (SAMPLE / "categories").glob("*.yaml"))
+    tags = sorted(p.stem for p in (SAMPLE / "tags").glob("*.yaml"))
+    start = dt.datetime(2026, 1, 5, 9, 0)
+    hugo = root / "hugo" / "content" / "events"
+    hugo.mkdir(parents=True)
+    for i in range(count):
+        slug = f"event-{i:06d}"
+        begin = start + dt.timedelta(hours=rng.randrange(0, 24 * 365 * 3))
+        end = begin + dt.timedelta(hours=rng.choice((1, 2, 3, 26)))
+        title = " ".join(rng.choice(WORDS) for _ in range(4)).title()
+        cats = rng.sample(categories, 2)
+        tgs = rng.sample(tags, 2)
+        para = " ".join(rng.choice(WORDS) for _ in range(60))
+        description = f"A *{title}* evening. {para}.\n\n**Doors** open early. {para}."
+        folder = content / "events" / str(begin.year)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{slug}.yaml").write_text(
+            f"id: {10000 + i}\ntitle: {title}\nslug: {slug}\nstatus: publish\n"
+            f"date: 2025-12-01 10:00:00\nmodified: 2025-12-02 10:00:00\n"
+            f"start_date: {begin:%Y-%m-%d %H:%M:%S}\nend_date: {end:%Y-%m-%d %H:%M:%S}\n"
+            f"venue: {rng.choice(venues)}\norganizers:\n  - {rng.choice(organizers)}\n"
+            f"categories:\n" + "".join(f"  - {c}\n" for c in cats) +
+            "tags:\n" + "".join(f"  - {t}\n" for t in tgs) +
+            f"cost: \"{rng.choice(('Free', '10', '$5 - $15'))}\"\n"
+            f"excerpt: {title} at a local venue.\n"
+            "description: |\n" + "".join(f"  {line}\n" for line in description.split("\n")))
+        (hugo / f"{slug}.md").write_text(
+            f"---\ntitle: \"{title}\"\ndate: {begin:%Y-%m-%dT%H:%M:%S}-08:00\n"
+            f"enddate: \"{end:%Y-%m-%d %H:%M}\"\nsummary: \"{title} at a local venue.\"\n"
+            f"categories: [{', '.join(cats)}]\ntags: [{', '.join(tgs)}]\n---\n{description}\n")
+    write_hugo_scaffold(root / "hugo")
+    return content
+
+
+def write_hugo_scaffold(site: Path) -> None:
+    (site / "hugo.toml").write_text(
+        'baseURL = "https://example.org/"\ntitle = "Bench"\npaginate = 10\n'
+        'disableKinds = ["RSS"]\n[taxonomies]\ncategory = "categories"\ntag = "tags"\n')
+    layouts = site / "layouts" / "_default"
+    layouts.mkdir(parents=True)
+    head = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{{ .Title }}'
+            '</title><link rel="stylesheet" href="/style.css"></head><body><main>')
+    (layouts / "single.html").write_text(
+        head + '<h1>{{ .Title }}</h1><p><time>{{ .Date.Format "Monday, January 2, 2006 '
+        '3:04 pm" }}</time> – {{ .Params.enddate }}</p>{{ .Content }}<ul>{{ range '
+        '.Params.categories }}<li>{{ . }}</li>{{ end }}</ul></main></body></html>')
+    (layouts / "list.html").write_text(
+        head + '<h1>{{ .Title }}</h1><ol>{{ range (.Paginate .Pages.ByDate).Pages }}<li>'
+        '<a href="{{ .RelPermalink }}">{{ .Title }}</a> {{ .Date.Format "Jan 2, 2006" }}'
+        ' {{ .Summary }}</li>{{ end }}</ol></main></body></html>')
+
+
+def timed(command: list[str], cwd: Path = REPO) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def bench(size: int, keep: Path | None) -> dict[str, float | int]:
+    from calendar_app.site import Builder, Options
+
+    root = Path(tempfile.mkdtemp(prefix=f"site-bench-{size}-", dir=keep))
+    content = generate(root, size)
+    out = root / "public"
+    build = [sys.executable, str(REPO / "build.py"), "--content", str(content),
+             "--out", str(out), "--base-url", "https://example.org/"]
+    figures: dict[str, float | int] = {"events": size}
+    figures["full"] = timed(build)  # cold: empty output, no caches (pickles made here)
+    shutil.rmtree(out)
+    figures["full_warm_cache"] = timed(build)  # empty output, parsed-record cache kept
+    figures["noop_process"] = timed(build)
+    figures["outputs"] = sum(1 for p in out.rglob("*") if p.is_file())
+    victim = next((content / "events").rglob("*.yaml"))
+    victim.write_text(victim.read_text().replace("title: ", "title: Edited ", 1))
+    figures["one_edit_process"] = timed(build)
+    # In-process, as --watch does: the catalog stays in memory.
+    builder = Builder(Options(content=content, out=out, base_url="https://example.org/",
+                              cache_dir=None, progress=False))
+    builder.build()
+    victim.write_text(victim.read_text().replace("title: Edited ", "title: Again ", 1))
+    started = time.perf_counter()
+    builder.calendar.catalog.refresh([victim.relative_to(content).as_posix()])
+    report = builder.build()
+    figures["one_edit_watch"] = time.perf_counter() - started
+    figures["one_edit_written"] = len(report.written)
+    builder.close()
+    hugo_out = root / "hugo-public"
+    figures["hugo"] = timed(["hugo", "--quiet", "-s", str(root / "hugo"), "-d", str(hugo_out)])
+    figures["hugo_outputs"] = sum(1 for p in hugo_out.rglob("*") if p.is_file())
+    if keep is None:
+        shutil.rmtree(root, ignore_errors=True)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="generate under this folder and keep the trees")
+    parser.add_argument("--no-results", action="store_true",
+                        help="do not append to bench/RESULTS.md")
+    args = parser.parse_args()
+    if shutil.which("hugo") is None:
+        sys.exit("hugo is not installed (apt-get install -y hugo)")
+    rows = []
+    for size in args.sizes:
+        figures = bench(size, args.keep)
+        print(figures, flush=True)
+        rows.append(figures)
+    table = [("| events | outputs | full (cold) | full (warm cache) | no-op rebuild | "
+              "1 edit, new process | 1 edit, --watch (written) | Hugo (pages) | ratio |"),
+             "|---|---|---|---|---|---|---|---|---|"]
+    for f in rows:
+        table.append(
+            f"| {f['events']:,} | {f['outputs']:,} | {f['full']:.2f} s | "
+            f"{f['full_warm_cache']:.2f} s | {f['noop_process']:.2f} s | "
+            f"{f['one_edit_process']:.2f} s | {f['one_edit_watch']:.2f} s "
+            f"({f['one_edit_written']}) | {f['hugo']:.2f} s ({f['hugo_outputs']:,}) | "
+            f"{f['full'] / f['hugo']:.1f}x |")
+    text = "\n".join(table)
+    print(text)
+    if not args.no_results:
+        results = REPO / "bench" / "RESULTS.md"
+        stamp = dt.date.today().isoformat()
+        section = (f"\n## Static site\n\n`python bench/build_bench.py` on {stamp}; "
+                   f"times are wall clock.\n\n{text}\n")
+        existing = results.read_text() if results.exists() else "# Benchmark results\n"
+        results.write_text(existing.rstrip("\n") + "\n" + section)
+
+
+if __name__ == "__main__":
+    main()

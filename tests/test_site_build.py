@@ -1,0 +1,361 @@
+"""The static site: pages, feeds, snapshots, determinism, incremental builds, --strict."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import icalendar
+import pytest
+
+from calendar_app import create_app
+from calendar_app.site import Builder, Options, build
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "content"
+NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
+BASE_URL = "https://example.org/calendar/"
+REST = "wp-json/tribe/events/v1"
+
+
+def copy_sample(target: Path) -> Path:
+    shutil.copytree(SAMPLE, target)
+    return target
+
+
+def make_options(content: Path, out: Path, tmp: Path, **extra) -> Options:
+    return Options(content=content, out=out, now=NOW, base_url=BASE_URL,
+                   cache_dir=tmp / "cache", progress=False, **extra)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("site")
+    content = copy_sample(tmp / "content")
+    report = build(make_options(content, tmp / "public", tmp))
+    assert report.written and not report.problems
+    return tmp / "public"
+
+
+def read(site: Path, path: str) -> str:
+    return (site / path).read_text(encoding="utf-8")
+
+
+# -- pages ---------------------------------------------------------------------
+def test_lists_and_home(site: Path) -> None:
+    home = read(site, "index.html")
+    assert "Upcoming events" in home and "December Makers Market" in home
+    assert (site / "events/list/page/2/index.html").exists()  # 52 events, 10 per page
+    assert 'rel="next"' in read(site, "events/list/index.html")
+    assert "No past events." in read(site, "events/past/index.html")
+
+
+def day_cell(page: str, date: str) -> str:
+    match = re.search(rf'<td [^>]*data-date="{date}".*?</td>', page, re.DOTALL)
+    assert match, date
+    return match.group(0)
+
+
+def test_month_grid(site: Path) -> None:
+    page = read(site, "events/month/2026-12/index.html")
+    assert page.count("<tr>") == 6  # header row + 5 weeks
+    assert "Holiday Messiah Sing-Along" in day_cell(page, "2026-12-13")
+    assert "Holiday Messiah Sing-Along" not in day_cell(page, "2026-12-14")
+    # A two-day event spans both of its days.
+    assert "slot-start" in day_cell(page, "2026-12-05")
+    assert "December Makers Market" in day_cell(page, "2026-12-06")
+    assert 'href="../2027-01/index.html"' in page and 'href="../2026-11/index.html"' in page
+    today = read(site, "events/month/2026-11/index.html")
+    assert 'aria-current="date"' in day_cell(today, "2026-11-21")
+    # Every month from today's to the last event's exists, events or not, so the
+    # previous/next links never dead-end.
+    months = sorted(p.name for p in (site / "events/month").iterdir())
+    assert months[0] == "2026-11"
+    year, month = 2026, 11
+    for name in months:
+        assert name == f"{year:04d}-{month:02d}"
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    assert 'rel="next"' not in read(site, f"events/month/{months[-1]}/index.html")
+
+
+def test_day_view(site: Path) -> None:
+    page = read(site, "events/2026-12-13/index.html")
+    assert "Sunday, December 13, 2026" in page and "Holiday Messiah Sing-Along" in page
+
+
+def test_event_page(site: Path) -> None:
+    page = read(site, "event/holiday-messiah-sing-along-2026/index.html")
+    assert "<h1 id=\"event-title\">Holiday Messiah Sing-Along</h1>" in page
+    assert "3:00 pm" in page and "PST" in page and "America/Los_Angeles" in page
+    assert "$10 – $25" in page
+    assert 'href="event.ics"' in page and "calendar.google.com/calendar/render" in page
+    assert "Magnolia Arts Center" in page and "Inland Chamber Players" in page
+    assert 'href="../../events/category/music/classical/index.html"' in page
+    assert '<link rel="canonical" href="https://example.org/calendar/event/' in page
+    ld = json.loads(re.search(r'<script type="application/ld\+json">(.*?)</script>',
+                              page, re.DOTALL).group(1))
+    assert ld["@type"] == "Event" and ld["name"] == "Holiday Messiah Sing-Along"
+    assert ld["startDate"] == "2026-12-13T15:00:00-08:00"
+    assert ld["location"]["@type"] == "Place"
+    assert ld["location"]["address"]["@type"] == "PostalAddress"
+    assert ld["offers"]["priceCurrency"] == "USD" and ld["offers"]["price"] == "10"
+    assert ld["eventStatus"] == "https://schema.org/EventScheduled"
+    assert "performer" not in ld
+
+    def no_empty(value: object) -> None:
+        assert value not in ("", [], {})
+        for item in value.values() if isinstance(value, dict) else (
+                value if isinstance(value, list) else []):
+            no_empty(item)
+    no_empty(ld)
+
+
+def test_event_map_link_and_all_day(site: Path) -> None:
+    walk = read(site, "event/winter-solstice-lantern-walk-2026/index.html")
+    assert "google.com/maps/search" in walk
+    market = read(site, "event/december-makers-market-2026/index.html")
+    assert "google.com/maps/search" not in market
+    assert "all day" in market and 'datetime="2026-12-05"' in market
+    ld = json.loads(re.search(r'ld\+json">(.*?)</script>', market, re.DOTALL).group(1))
+    assert ld["startDate"] == "2026-12-05" and ld["offers"]["price"] == "0"
+
+
+def test_collection_pages(site: Path) -> None:
+    music = read(site, "events/category/music/index.html")
+    assert "Subcategories" in music and "Jazz" in music
+    assert "Jazz Night" in music  # events of child categories are listed too
+    jazz = read(site, "events/category/music/jazz/index.html")
+    assert 'aria-label="Breadcrumb"' in jazz
+    assert "Upcoming events" in read(site, "venue/the-blue-lantern/index.html")
+    assert "hello@riversidejazz.example.org" in read(
+        site, "organizer/riverside-jazz-collective/index.html")
+    assert (site / "tag/free/index.html").exists()
+
+
+def test_machine_files(site: Path) -> None:
+    assert 'href="/calendar/events/list/index.html"' in read(site, "404.html")
+    assert "Sitemap: https://example.org/calendar/sitemap.xml" in read(site, "robots.txt")
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [e.text for e in ET.parse(site / "sitemap.xml").findall(".//s:loc", ns)]
+    assert "https://example.org/calendar/event/holiday-messiah-sing-along-2026/" in locs
+    atom = ET.parse(site / "feed.xml").getroot()
+    entries = atom.findall("{http://www.w3.org/2005/Atom}entry")
+    assert len(entries) == 50
+    assert (site / "assets/style.css").exists() and (site / "media/jazz-night.png").exists()
+
+
+def test_drafts_never_leak(site: Path) -> None:
+    for path in site.rglob("*"):
+        if path.is_file() and path.suffix in (".html", ".ics", ".json", ".xml", ".txt"):
+            text = path.read_text(encoding="utf-8")
+            assert "new-years-eve-2027-lineup-tba" not in text, path
+            assert "lineup TBA" not in text, path
+            assert '"id":142,' not in text.replace(" ", ""), path
+    assert not (site / f"{REST}/events/142").exists()
+
+
+# -- iCalendar ----------------------------------------------------------------------
+def test_every_feed_parses(site: Path) -> None:
+    feeds = sorted(site.rglob("*.ics"))
+    assert len(feeds) > 60
+    for path in feeds:
+        raw = path.read_bytes()
+        assert all(len(line) <= 75 for line in raw.split(b"\r\n")), path
+        cal = icalendar.Calendar.from_ical(raw)
+        zones = {str(tz["TZID"]) for tz in cal.walk("VTIMEZONE")}
+        for event in cal.walk("VEVENT"):
+            assert re.fullmatch(r"\d+@example\.org", str(event["UID"]))
+            assert event["DTSTAMP"].dt.tzinfo is not None
+            start = event["DTSTART"]
+            if "TZID" in start.params:
+                assert start.params["TZID"] in zones, path
+
+
+def test_event_feed_values(site: Path) -> None:
+    cal = icalendar.Calendar.from_ical(
+        (site / "event/holiday-messiah-sing-along-2026/event.ics").read_bytes())
+    (event,) = cal.walk("VEVENT")
+    assert str(event["UID"]) == "101@example.org"
+    assert event["DTSTAMP"].dt == dt.datetime(2026, 11, 18, 7, 37, tzinfo=dt.UTC)
+    assert event["DTSTART"].dt == dt.datetime(2026, 12, 13, 15, 0, tzinfo=dt.UTC).replace(
+        tzinfo=event["DTSTART"].dt.tzinfo)
+    assert str(event["DTSTART"].dt.tzinfo) == "America/Los_Angeles"
+    assert str(event["SUMMARY"]) == "Holiday Messiah Sing-Along"
+    assert str(event["URL"]) == BASE_URL + "event/holiday-messiah-sing-along-2026/"
+    market = icalendar.Calendar.from_ical(
+        (site / "event/december-makers-market-2026/event.ics").read_bytes())
+    (event,) = market.walk("VEVENT")
+    assert event["DTSTART"].dt == dt.date(2026, 12, 5)
+    assert event["DTEND"].dt == dt.date(2026, 12, 7)  # exclusive
+    upcoming = icalendar.Calendar.from_ical((site / "calendar.ics").read_bytes())
+    # 52 published events, one of them hidden from listings (it keeps its own .ics).
+    assert len(upcoming.walk("VEVENT")) == 51
+    assert (site / "event/volunteer-usher-orientation-2027/event.ics").exists()
+    jazz = icalendar.Calendar.from_ical(
+        (site / "events/category/music/jazz/calendar.ics").read_bytes())
+    assert all("Jazz" in [str(c) for c in e["CATEGORIES"].cats] or "Music" in str(
+        e["CATEGORIES"].to_ical()) for e in jazz.walk("VEVENT"))
+
+
+# -- JSON snapshots ----------------------------------------------------------------
+def test_snapshots_match_live_api(site: Path, tmp_path: Path) -> None:
+    app = create_app({"CONTENT_DIR": str(SAMPLE), "USERS_FILE": str(tmp_path / "u.yaml"),
+                      "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True,
+                      "SITE_URL": BASE_URL})
+    client = app.test_client()
+    snapshots = sorted((site / REST).rglob("index.json"))
+    assert len(snapshots) > 150
+    for path in snapshots:
+        url = "/" + path.parent.relative_to(site).as_posix()
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.get_data() == path.read_bytes(), url
+    for collection in ("events", "venues", "organizers", "categories", "tags"):
+        assert (site / REST / collection / "index.json").exists()
+    assert (site / REST / "events/by-slug/holiday-messiah-sing-along-2026/index.json").exists()
+
+
+# -- links -------------------------------------------------------------------------
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        for name, value in attrs:
+            if name in ("href", "src") and value:
+                self.links.append(value)
+            if name == "id" and value:
+                self.ids.add(value)
+
+
+def test_no_broken_internal_links(site: Path) -> None:
+    checked = 0
+    for page in site.rglob("*.html"):
+        if page.name == "404.html":
+            continue  # its links are absolute under the base URL's path
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme or link.startswith("//"):
+                continue
+            if not parts.path:
+                assert not parts.fragment or parts.fragment in parser.ids, (page, link)
+                continue
+            target = (page.parent / unquote(parts.path)).resolve()
+            assert site.resolve() in target.parents and target.is_file(), (page, link)
+            checked += 1
+    assert checked > 1000
+
+
+# -- determinism and incremental builds --------------------------------------------------
+def test_deterministic(site: Path, tmp_path: Path) -> None:
+    content = copy_sample(tmp_path / "content")
+    build(make_options(content, tmp_path / "again", tmp_path))
+    first = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    second = {p.relative_to(tmp_path / "again"): p.read_bytes()
+              for p in (tmp_path / "again").rglob("*") if p.is_file()}
+    assert first.keys() == second.keys()
+    assert [k for k in first if first[k] != second[k]] == []
+
+
+def test_incremental_rewrite_and_removal(tmp_path: Path) -> None:
+    content = copy_sample(tmp_path / "content")
+    out = tmp_path / "public"
+    builder = Builder(make_options(content, out, tmp_path))
+    try:
+        total = len(builder.build().written)
+        assert builder.build().written == []  # nothing changed: nothing rewritten
+        stamp = (out / "venue/the-blue-lantern/index.html").stat().st_mtime_ns
+        event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
+        event.write_text(event.read_text().replace("title: Holiday Messiah Sing-Along",
+                                                   "title: Holiday Messiah Singalong"))
+        builder.calendar.catalog.refresh(["events/2026/holiday-messiah-sing-along-2026.yaml"])
+        written = set(builder.build().written)
+        assert "event/holiday-messiah-sing-along-2026/index.html" in written
+        assert "event/holiday-messiah-sing-along-2026/event.ics" in written
+        assert "events/month/2026-12/index.html" in written
+        assert "events/2026-12-13/index.html" in written
+        assert "venue/magnolia-arts-center/index.html" in written
+        assert "events/category/music/classical/index.html" in written
+        assert f"{REST}/events/101/index.json" in written
+        assert "calendar.ics" in written
+        assert "venue/the-blue-lantern/index.html" not in written
+        assert "event/jazz-night-january-2027/index.html" not in written
+        assert len(written) < total / 5
+        assert (out / "venue/the-blue-lantern/index.html").stat().st_mtime_ns == stamp
+        assert "Holiday Messiah Singalong" in (
+            out / "event/holiday-messiah-sing-along-2026/index.html").read_text()
+
+        event.unlink()
+        builder.calendar.catalog.refresh(["events/2026/holiday-messiah-sing-along-2026.yaml"])
+        report = builder.build()
+        assert "event/holiday-messiah-sing-along-2026/index.html" in report.removed
+        assert not (out / "event/holiday-messiah-sing-along-2026").exists()
+        assert not (out / REST / "events/101").exists()
+    finally:
+        builder.close()
+
+
+def test_fresh_process_rebuild_skips_everything(tmp_path: Path) -> None:
+    content = copy_sample(tmp_path / "content")
+    build(make_options(content, tmp_path / "public", tmp_path))
+    report = build(make_options(content, tmp_path / "public", tmp_path))
+    assert report.written == [] and report.removed == [] and report.skipped > 400
+
+
+def test_templates_override_file_by_file(tmp_path: Path) -> None:
+    content = copy_sample(tmp_path / "content")
+    mine = tmp_path / "mine"
+    (mine / "static").mkdir(parents=True)
+    (mine / "static/style.css").write_text("body { color: black; }\n")
+    (mine / "404.html").write_text("{% extends 'base.html' %}{% block main %}<h1>Lost</h1>"
+                                   "{% endblock %}")
+    build(make_options(content, tmp_path / "public", tmp_path, templates=mine))
+    assert (tmp_path / "public/assets/style.css").read_text() == "body { color: black; }\n"
+    assert "<h1>Lost</h1>" in (tmp_path / "public/404.html").read_text()
+    assert "Upcoming events" in (tmp_path / "public/index.html").read_text()
+
+
+# -- bad records ----------------------------------------------------------------------
+def run_build(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "build.py"), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_bad_record_reported_and_strict_fails(tmp_path: Path) -> None:
+    content = copy_sample(tmp_path / "content")
+    (content / "events/2027/broken.yaml").write_text(
+        "id: 999\ntitle: Broken\nstart_date: 2027-01-01 10:00\nend_date: yesterday\n")
+    args = ["--content", str(content), "--out", str(tmp_path / "out"),
+            "--base-url", BASE_URL]
+    lenient = run_build(*args)
+    assert lenient.returncode == 0, lenient.stderr
+    assert "events/2027/broken.yaml:4:" in lenient.stderr
+    assert "written" in lenient.stderr
+    assert not (tmp_path / "out/event/broken").exists()
+    strict = run_build(*args, "--strict")
+    assert strict.returncode == 1
+    assert "events/2027/broken.yaml:4:" in strict.stderr
+
+
+def test_cli_module_form() -> None:
+    import argparse
+
+    from calendar_app.site import register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["build", "--out", "x", "--strict", "--base-url", "https://a/"])
+    assert args.strict and args.out == Path("x") and args.base_url == "https://a/"
+    assert args.content == SAMPLE and not args.watch
