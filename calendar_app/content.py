@@ -219,6 +219,9 @@ class ContentTree:
                 self.intent_path.unlink(missing_ok=True)
                 return None
             intent["message"] += "\n\nCompleted after an interrupted write."
+            for folder in {(self.root / p).parent for p in intent["changes"]}:
+                for leftover in folder.glob(".tmp-*.part"):  # half-written by the crash
+                    leftover.unlink(missing_ok=True)
             self._apply(intent)
             self.intent_path.unlink(missing_ok=True)
             return intent["message"]
