@@ -5,9 +5,12 @@ line, reason) and left out; the rest keeps being served.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import os
 import pickle
+import secrets
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +25,15 @@ from .resources import EVENTS, RESOURCES
 log = logging.getLogger(__name__)
 
 # Bump when Record/Problem or the parsing rules change: old start-up caches are ignored.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+# The start-up cache is a base file plus a small delta of the paths changed since the
+# base was written: rewriting 100k records (~200 MB) per write or catch-up costs
+# seconds, the delta milliseconds. The base is rewritten once the delta grows past this.
+DELTA_LIMIT = 2000
+DELTA_FRACTION = 20  # ... or past 1/20 of the tree
+# Above this many records, what a load created is moved out of the collector's sight
+# (gc.freeze): later collections would otherwise walk millions of long-lived objects.
+FREEZE_ABOVE = 10_000
 
 # listener(relpaths, origin): origin is "write" (service, in this process) or "files"
 # (re-read from disk: start-up, watcher, another worker's journal).
@@ -60,27 +71,77 @@ class Catalog:
         self.stats: dict[str, tuple[int, int]] = {}
         self.listeners: list[Listener] = []
         self._touched: set[str] | None = None  # collecting during a batch re-read
-        self._cached: dict[str, tuple[tuple[int, int], object]] = {}
         self.cache_dirty = False
+        # The start-up cache base this catalog descends from, and the paths changed
+        # since it was written (what the delta file must hold).
+        self._cache_token: str | None = None
+        self._cache_delta: set[str] = set()
+        self._bulk_links: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
         self._counts: dict[tuple[str, str], int] = {}
         self._counts_version = -1
 
     # -- loading -------------------------------------------------------------
     def load(self, cache_file: Path | None = None) -> None:
         """Read the tree; with a cache file, only files whose stat changed are parsed."""
-        self._cached = _read_cache(cache_file) if cache_file else {}
-        with self.lock:
+        if self.stats or self.records:  # already loaded: this is a catch-up
             self.resync()
-            self.version += 1
-        self._cached = {}
+            if cache_file and self.cache_dirty:
+                self.save_cache(cache_file)
+            return
+        with paused_gc():
+            token, cached = _read_cache(cache_file) if cache_file else (None, {})
+            current = scan_stats(self.tree.root)
+            with self.lock:
+                self._cache_token = token
+                self._install(current, cached)
+                self.version += 1
+            if len(self.records) > FREEZE_ABOVE:
+                gc.freeze()
         if cache_file and self.cache_dirty:
             self.save_cache(cache_file)
+
+    def _install(self, current: dict[str, tuple[int, int]],
+                 cached: dict[str, tuple[tuple[int, int], object]]) -> None:
+        """First load: take every file whose stat matches the cache as it was cached,
+        parse the others. Sorted order, as `refresh`, so the same file wins a clash."""
+        self._touched = set()
+        self._bulk_links = defaultdict(list)
+        try:
+            for relpath in sorted(current):
+                stat = current[relpath]
+                hit = cached.get(relpath)
+                if hit is None or hit[0] != stat:
+                    self._cache_delta.add(relpath)
+                    self._load_file(relpath, stat)
+                    continue
+                self.stats[relpath] = stat
+                item = hit[1]
+                if isinstance(item, Problem):
+                    self.problems[relpath] = item
+                    log.warning("skipping %s", item)
+                    continue
+                collection, data = item  # type: ignore[misc]
+                record = Record(collection, data, relpath)
+                if (data["id"] not in self.records and data["slug"] not in self.slugs[
+                        collection]) or self._clash(record, relpath, None) is None:
+                    self._put(record)
+            touched = self._touched
+        finally:
+            self._touched = None
+            for key, ids in self._bulk_links.items():
+                self.backlinks[key].update(ids)
+            self._bulk_links = defaultdict(list)
+        if cached.keys() - current.keys():
+            self.cache_dirty = True  # files gone since: drop them from the cache
+            self._cache_delta |= cached.keys() - current.keys()
+        if touched and self.listeners:
+            self._notify(touched, "files")
 
     def resync(self) -> set[str]:
         """Compare the tree with what was last read; re-read what differs. Returns the
         paths re-read (start-up catch-up, and after directory moves the watcher cannot
         map to single files)."""
-        current = {st.path: (st.mtime_ns, st.size) for st in self.tree.scan()}
+        current = scan_stats(self.tree.root)
         changed = {p for p, st in current.items() if self.stats.get(p) != st}
         changed |= self.stats.keys() - current.keys()
         if changed:
@@ -115,6 +176,8 @@ class Catalog:
                     self._forget_path(relpath)
                     self._load_file(relpath)
                 changed = changed or bool(paths)
+                self._cache_delta.update(paths)
+                self._cache_delta.update(retry)
                 touched = self._touched
             finally:
                 self._touched = None
@@ -125,28 +188,21 @@ class Catalog:
             self._notify(touched, "files")
         return changed
 
-    def _load_file(self, relpath: str) -> None:
+    def _load_file(self, relpath: str, stat: tuple[int, int] | None = None) -> None:
+        """Parse one file. `stat`: taken just before by a scan (stat before read, so a
+        file changing meanwhile only looks changed once more)."""
         collection = self.tree.collection_of(relpath)
         if collection is None:
             return
         self.problems.pop(relpath, None)
-        try:
-            st = os.stat(self.tree.root / relpath)
-        except OSError as exc:
-            self._problem(relpath, 0, f"cannot read: {exc.strerror}")
-            return
-        stat = (st.st_mtime_ns, st.st_size)
-        self.stats[relpath] = stat
-        cached = self._cached.get(relpath)
-        if cached is not None and cached[0] == stat:
-            if isinstance(cached[1], Problem):
-                self.problems[relpath] = cached[1]
-                log.warning("skipping %s", cached[1])
+        if stat is None:
+            try:
+                st = os.stat(self.tree.root / relpath)
+            except OSError as exc:
+                self._problem(relpath, 0, f"cannot read: {exc.strerror}")
                 return
-            record: Record = cached[1]  # type: ignore[assignment]
-            if self._clash(record, relpath, None) is None:
-                self.add(record)
-            return
+            stat = (st.st_mtime_ns, st.st_size)
+        self.stats[relpath] = stat
         self.cache_dirty = True
         try:
             data = self.tree.read_bytes(relpath)
@@ -199,22 +255,48 @@ class Catalog:
             self.remove(self.records[record_id])
 
     # -- start-up cache ----------------------------------------------------------
+    def _cache_entry(self, relpath: str) -> tuple[tuple[int, int], object] | None:
+        """What the cache keeps for a path: (stat, (collection, data)) or (stat,
+        Problem). Clashes are left out: they depend on other files, so re-check them."""
+        stat = self.stats.get(relpath)
+        if stat is None:
+            return None
+        rid = self.paths.get(relpath)
+        if rid is not None:
+            record = self.records[rid]
+            return stat, (record.collection, record.data)
+        problem = self.problems.get(relpath)
+        if problem is not None and "already used" not in problem.message:
+            return stat, problem
+        return None
+
     def save_cache(self, cache_file: Path) -> None:
-        """Pickle what was parsed, keyed by each file's stat, for a fast next start."""
+        """Remember what was parsed, keyed by each file's stat, for a fast next start:
+        the paths changed since the base file was written go to a small delta file;
+        the base itself is rewritten only when that delta has grown large."""
         with self.lock:
-            entries: dict[str, tuple[tuple[int, int], object]] = {}
-            for relpath, stat in self.stats.items():
-                rid = self.paths.get(relpath)
-                item = self.records.get(rid) if rid is not None else self.problems.get(relpath)
-                if item is not None:
-                    entries[relpath] = (stat, item)
+            delta = self._cache_delta
+            limit = max(DELTA_LIMIT, len(self.stats) // DELTA_FRACTION)
+            if self._cache_token is not None and len(delta) <= limit:
+                entries = {p: self._cache_entry(p) for p in delta}
+                token, full = self._cache_token, False
+            else:
+                entries = {p: e for p in sorted(self.stats)
+                           if (e := self._cache_entry(p)) is not None}
+                token, full = secrets.token_hex(8), True
+                self._cache_token = token
+                self._cache_delta = set()
             self.cache_dirty = False
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump((CACHE_FORMAT, str(self.tree.root), entries), fh,
-                        protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cache_file)
+        delta_file = _delta_file(cache_file)
+        if full:
+            # A stale delta must never be applied to the new base: remove it first.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(delta_file)
+            _dump(cache_file, (CACHE_FORMAT, str(self.tree.root), token,
+                               list(entries), list(entries.values())))
+        else:
+            _dump(delta_file, (CACHE_FORMAT, token, entries))
 
     # -- changing --------------------------------------------------------------
     def _notify(self, relpaths: set[str], origin: str) -> None:
@@ -229,7 +311,31 @@ class Catalog:
             self._touched.add(relpath)
         else:
             self.cache_dirty = True
+            self._cache_delta.add(relpath)
             self._notify({relpath}, "write")
+
+    def _put(self, record: Record) -> None:
+        """`add` for a first load: nothing to replace, nobody to tell yet."""
+        data = record.data
+        rid = data["id"]
+        self.records[rid] = record
+        self.slugs[record.collection][data["slug"]] = rid
+        self.paths[record.path] = rid
+        # Lists now, sets at the end of the load: appends cost half of set adds.
+        links = self._bulk_links
+        if record.collection == "events":  # `_link_keys`, inlined for 100k events
+            for name, collection in EVENT_LINKS.items():
+                value = data.get(name)
+                if isinstance(value, list):
+                    for slug in value:
+                        links[collection, slug].append(rid)
+                elif value:
+                    links[collection, value].append(rid)
+        else:
+            for key in self._link_keys(record):
+                links[key].append(rid)
+        if self._touched is not None:
+            self._touched.add(record.path)
 
     def add(self, record: Record) -> None:
         with self.lock:
@@ -338,11 +444,86 @@ class Catalog:
         return best
 
 
-def _read_cache(cache_file: Path) -> dict[str, tuple[tuple[int, int], object]]:
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic collection while building large structures: a load creates millions
+    of objects and each collection would walk them all again (10x slower unpickling)."""
+    was = gc.isenabled()
+    gc.disable()
     try:
-        with open(cache_file, "rb") as fh:
-            fmt, _root, entries = pickle.load(fh)
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def scan_stats(root: Path) -> dict[str, tuple[int, int]]:
+    """relpath -> (mtime_ns, size) of every record file (the rules of
+    `ContentTree.scan`: `.yaml` files in the collection folders and their subfolders,
+    hidden names and symlinks skipped). Plain strings, no Path objects: at 100k files
+    the per-file `resolve()` of `ContentTree.scan` alone took seconds."""
+    found: dict[str, tuple[int, int]] = {}
+
+    def walk(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, f"{prefix}{name}/")
+                elif name.endswith(".yaml") and entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    found[prefix + name] = (st.st_mtime_ns, st.st_size)
+
+    for collection in RESOURCES:
+        base = os.path.join(root, collection)
+        if os.path.isdir(base):
+            walk(base, f"{collection}/")
+    return found
+
+
+def _delta_file(cache_file: Path) -> Path:
+    return cache_file.with_name(f"{cache_file.name}.delta")
+
+
+def _dump(path: Path, value: object) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
+
+
+def _load(path: Path) -> object:
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
     except (OSError, ValueError, EOFError, pickle.UnpicklingError, AttributeError,
-            TypeError, ImportError):
-        return {}
-    return entries if fmt == CACHE_FORMAT else {}
+            TypeError, ImportError, IndexError):
+        return None
+
+
+def _read_cache(cache_file: Path) -> tuple[str | None, dict[str, tuple[tuple[int, int],
+                                                                          object]]]:
+    """(token of the base, relpath -> (stat, item)) from the base and its delta. Any
+    entry is only a hint: it is used when the file's stat still matches."""
+    base = _load(cache_file)
+    try:
+        fmt, _root, token, paths, items = base  # type: ignore[misc]
+    except (TypeError, ValueError):
+        return None, {}
+    if fmt != CACHE_FORMAT or len(paths) != len(items):
+        return None, {}
+    entries = dict(zip(paths, items, strict=True))
+    delta = _load(_delta_file(cache_file))
+    try:
+        dfmt, dtoken, changes = delta  # type: ignore[misc]
+    except (TypeError, ValueError):
+        return token, entries
+    if dfmt == CACHE_FORMAT and dtoken == token:
+        for relpath, entry in changes.items():
+            if entry is None:
+                entries.pop(relpath, None)
+            else:
+                entries[relpath] = entry
+    return token, entries
