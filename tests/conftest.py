@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -52,6 +53,30 @@ def make_repo(tmp_path: Path, source: Path | None = SAMPLE) -> Path:
 def content(tmp_path: Path) -> Path:
     """A git-tracked copy of the bundled sample calendar."""
     return make_repo(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with pytest.MonkeyPatch.context() as mp:
+        for who in ("AUTHOR", "COMMITTER"):
+            mp.setenv(f"GIT_{who}_NAME", "Test Runner")
+            mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
+        return make_repo(tmp_path_factory.mktemp("template")).parent
+
+
+@pytest.fixture
+def linked_content(tmp_path: Path, template_repo: Path) -> Path:
+    """Like `content`, but a hard-linked copy of one session-wide repository: much faster.
+    Only for tests that never write a file in place (the app and git always replace
+    files by renaming, which leaves the shared template untouched)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(template_repo, repo, copy_function=os.link)
+    return repo / "content"
+
+
+@pytest.fixture
+def admin(auth: Callable[[str], dict]) -> dict:
+    return auth("administrator")
 
 
 @pytest.fixture(scope="session")

@@ -8,12 +8,10 @@ issue 2 item 8.
 from __future__ import annotations
 
 import base64
-import os
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import BASE, git, make_repo
+from conftest import BASE, git
 
 JAZZ_NIGHT = 106  # author 1 (administrator), published
 DRAFT = 142  # author 1, draft
@@ -58,23 +56,11 @@ ROUTE_IDS = [f"{m} {p}" for m, p, _ in WRITE_ROUTES]
 
 
 
-# Faster than the shared `content` fixture (which copies and commits the sample for every
-# test): one template repository per module, hard-linked per test. Every write of the app
-# and of git replaces files (temp file + rename), so the template is never changed.
-@pytest.fixture(scope="session")
-def _template_repo(tmp_path_factory) -> Path:
-    with pytest.MonkeyPatch.context() as mp:
-        for who in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{who}_NAME", "Test Runner")
-            mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
-        return make_repo(tmp_path_factory.mktemp("template")).parent
 
 
 @pytest.fixture
-def content(tmp_path, _template_repo) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(_template_repo, repo, copy_function=os.link)
-    return repo / "content"
+def content(linked_content: Path) -> Path:
+    return linked_content
 
 def basic(name: str, password: str) -> dict:
     token = base64.b64encode(f"{name}:{password}".encode()).decode()

@@ -6,12 +6,10 @@ Backed by spec sections 0 and 5 and issue 2 item 10.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import BASE, git, make_repo
+from conftest import BASE, git
 
 JAZZ_NIGHT = 106
 BLUE_LANTERN = 45
@@ -21,26 +19,13 @@ EVENT = {"title": "Error Test", "start_date": "2027-02-01 19:00:00",
          "end_date": "2027-02-01 21:00:00"}
 
 
-@pytest.fixture(scope="session")
-def _template_repo(tmp_path_factory) -> Path:
-    with pytest.MonkeyPatch.context() as mp:
-        for who in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{who}_NAME", "Test Runner")
-            mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
-        return make_repo(tmp_path_factory.mktemp("template")).parent
 
 
 @pytest.fixture
-def content(tmp_path, _template_repo) -> Path:
-    """A hard-linked copy of a per-module template repository (see test_api_read)."""
-    repo = tmp_path / "repo"
-    shutil.copytree(_template_repo, repo, copy_function=os.link)
-    return repo / "content"
+def content(linked_content: Path) -> Path:
+    return linked_content
 
 
-@pytest.fixture
-def admin(auth) -> dict:
-    return auth("administrator")
 
 
 def tree_listing(content: Path) -> set[str]:

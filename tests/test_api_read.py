@@ -6,13 +6,11 @@ Backed by spec sections 0, 2, 5 and 6 and the captures in shared/reference/tec.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import BASE, make_repo
+from conftest import BASE
 
 EVENT_KEYS = [
     "id", "global_id", "global_id_lineage", "author", "status", "date", "date_utc",
@@ -53,23 +51,11 @@ LIVE_MUSIC, TWENTY_ONE = 28, 26  # tags
 
 
 
-# Faster than the shared `content` fixture (which copies and commits the sample for every
-# test): one template repository per module, hard-linked per test. Every write of the app
-# and of git replaces files (temp file + rename), so the template is never changed.
-@pytest.fixture(scope="session")
-def _template_repo(tmp_path_factory) -> Path:
-    with pytest.MonkeyPatch.context() as mp:
-        for who in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{who}_NAME", "Test Runner")
-            mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
-        return make_repo(tmp_path_factory.mktemp("template")).parent
 
 
 @pytest.fixture
-def content(tmp_path, _template_repo) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(_template_repo, repo, copy_function=os.link)
-    return repo / "content"
+def content(linked_content: Path) -> Path:
+    return linked_content
 
 def get_json(client, path: str, **kwargs):
     response = client.get(BASE + path, **kwargs)

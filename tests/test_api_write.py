@@ -7,15 +7,13 @@ Backed by spec sections 4 and 5, design.md "Decisions" and docs/content-format.m
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
-import shutil
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 import yaml
-from conftest import BASE, git, make_repo
+from conftest import BASE, git
 
 JAZZ_NIGHT = 106  # events/2027/jazz-night-january-2027.yaml, venue the-blue-lantern
 NYC_BRUNCH = 126
@@ -39,27 +37,12 @@ NOW_UTC = "2026-11-21 12:00:00"
 
 
 
-# Faster than the shared `content` fixture (which copies and commits the sample for every
-# test): one template repository per module, hard-linked per test. Every write of the app
-# and of git replaces files (temp file + rename), so the template is never changed.
-@pytest.fixture(scope="session")
-def _template_repo(tmp_path_factory) -> Path:
-    with pytest.MonkeyPatch.context() as mp:
-        for who in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{who}_NAME", "Test Runner")
-            mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
-        return make_repo(tmp_path_factory.mktemp("template")).parent
 
 
 @pytest.fixture
-def content(tmp_path, _template_repo) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(_template_repo, repo, copy_function=os.link)
-    return repo / "content"
+def content(linked_content: Path) -> Path:
+    return linked_content
 
-@pytest.fixture
-def admin(auth) -> dict:
-    return auth("administrator")
 
 
 def event_body(**extra) -> dict:

@@ -8,15 +8,13 @@ issue 2 item 7.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import BASE, git, make_repo
+from conftest import BASE, git
 
 from calendar_app import create_app
 
@@ -29,27 +27,12 @@ LIVE_MUSIC, TWENTY_ONE = 28, 26
 
 
 
-# Faster than the shared `content` fixture (which copies and commits the sample for every
-# test): one template repository per module, hard-linked per test. Every write of the app
-# and of git replaces files (temp file + rename), so the template is never changed.
-@pytest.fixture(scope="session")
-def _template_repo(tmp_path_factory) -> Path:
-    with pytest.MonkeyPatch.context() as mp:
-        for who in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{who}_NAME", "Test Runner")
-            mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
-        return make_repo(tmp_path_factory.mktemp("template")).parent
 
 
 @pytest.fixture
-def content(tmp_path, _template_repo) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(_template_repo, repo, copy_function=os.link)
-    return repo / "content"
+def content(linked_content: Path) -> Path:
+    return linked_content
 
-@pytest.fixture
-def admin(auth) -> dict:
-    return auth("administrator")
 
 
 def commits(content: Path) -> int:
