@@ -101,7 +101,7 @@ def _converter() -> markdown.Markdown:
 
 
 # Rendering Markdown costs milliseconds; the same texts are rendered again and again.
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)
 def render_html(text: str | None) -> str:
     """Safe HTML for a stored description (Markdown or HTML), trimmed; ``""`` if empty."""
     if not text or not text.strip():
@@ -114,7 +114,7 @@ def render_html(text: str | None) -> str:
     return _sanitize(rendered)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)
 def render_excerpt(text: str | None) -> str:
     """Excerpts follow the same rules: a plain line becomes ``<p>...</p>``."""
     return render_html(text)
@@ -130,7 +130,7 @@ _DECADE = re.compile(_OPENS + r"'(?=\d\ds\b)")
 _OPEN_DOUBLE = re.compile(_OPENS + r'"(?=[^\s"])')
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=32768)
 def render_title(text: str) -> str:
     """Title as WordPress prints it: ``Ann's`` -> ``Ann&#8217;s``, ``&`` -> ``&#038;``."""
     if not text:

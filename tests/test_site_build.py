@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -304,6 +305,67 @@ def test_incremental_rewrite_and_removal(tmp_path: Path) -> None:
         assert not (out / "event/holiday-messiah-sing-along-2026").exists()
         assert not (out / REST / "events/101").exists()
     finally:
+        builder.close()
+
+
+def tree_bytes(root: Path) -> dict[Path, bytes]:
+    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and p.name != ".build-manifest.json"}
+
+
+def test_watch_edits_match_a_full_build(tmp_path: Path) -> None:
+    """Text edits take the incremental path (only the outputs showing the event are
+    looked at); a date edit re-plans everything. Either way: the full build's bytes."""
+    content = copy_sample(tmp_path / "content")
+    builder = Builder(make_options(content, tmp_path / "a", tmp_path))
+    event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
+    relpath = "events/2026/holiday-messiah-sing-along-2026.yaml"
+    try:
+        builder.build()
+        for old, new in (("title: Holiday Messiah Sing-Along", "title: Messiah & <Friends>"),
+                         ("start_date: 2026-12-13 15:00", "start_date: 2026-12-12 15:00"),
+                         ("title: Messiah & <Friends>", "title: Messiah Again")):
+            assert old in event.read_text()
+            event.write_text(event.read_text().replace(old, new))
+            builder.calendar.catalog.refresh([relpath])
+            report = builder.build()
+            assert report.written and not report.problems
+            fresh = tmp_path / f"full-{len(report.written)}"
+            build(make_options(content, fresh, tmp_path / "other"))
+            assert tree_bytes(tmp_path / "a") == tree_bytes(fresh), new
+        assert report.skipped < 50  # the last edit was incremental
+    finally:
+        builder.close()
+
+
+def test_watch_rebuilds_on_save(tmp_path: Path) -> None:
+    import threading
+
+    from calendar_app.site.watch import watch
+
+    content = copy_sample(tmp_path / "content")
+    out = tmp_path / "public"
+    builder = Builder(make_options(content, out, tmp_path))
+    builder.build()
+    reports: list = []
+    stop = threading.Event()
+    thread = threading.Thread(target=watch, args=(builder, reports.append, stop), daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.5)  # the observer is scheduled
+        event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
+        event.write_text(event.read_text().replace("title: Holiday Messiah Sing-Along",
+                                                   "title: Holiday Messiah Saved"))
+        deadline = time.monotonic() + 20
+        while not reports and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert reports and "event/holiday-messiah-sing-along-2026/index.html" in (
+            reports[0].written)
+        assert "Holiday Messiah Saved" in (
+            out / "event/holiday-messiah-sing-along-2026/index.html").read_text()
+    finally:
+        stop.set()
+        thread.join(10)
         builder.close()
 
 

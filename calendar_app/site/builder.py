@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
+from .. import dates
 from ..app import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
 from ..catalog import Catalog, Problem
 from ..records import Record
 from ..represent import Representer
-from . import feeds, ical, manifest, paths, writer
+from . import feeds, ical, manifest, parallel, paths, writer
 from .model import EventView, SiteModel
 from .pages import Pages, event_deps
 from .plan import Output, fingerprint, signature
@@ -28,6 +29,7 @@ from .render import make_environment, templates_digest
 from .snapshots import ListSnapshotError, ListSnapshots, single_outputs
 
 BUILDER_VERSION = "1"
+PARALLEL_MIN = 2000  # outputs to render before forking is worth it (~20 ms a fork)
 DEFAULT_OUT = BUNDLED_CONTENT.parent / "public"
 
 
@@ -78,6 +80,29 @@ class _CountingCatalog:
         return count
 
 
+# Fields whose change shows in an event's own outputs and the lists that carry it,
+# but never moves the event (dates, links, slug, status) nor changes which outputs
+# exist: an edit limited to these takes the incremental path below.
+CONTENT_FIELDS = frozenset({"title", "description", "excerpt", "cost", "currency_symbol",
+                            "currency_position", "website", "modified", "show_map_link"})
+
+
+@dataclass
+class _Last:
+    """The last full plan, kept by --watch: outputs and which of them show each record."""
+    model: SiteModel
+    pages: Pages
+    outputs: list[Output]
+    common: bytes
+    fingerprints: dict[int, bytes]
+    shown_by: dict[int, list[int]] = field(default_factory=dict)  # record id -> outputs
+
+    def __post_init__(self) -> None:
+        for index, output in enumerate(self.outputs):
+            for record_id in set(output.deps):
+                self.shown_by.setdefault(record_id, []).append(index)
+
+
 class Builder:
     """One output folder from one calendar; keep it around to rebuild (--watch)."""
 
@@ -92,6 +117,15 @@ class Builder:
         self._vevents_loaded = False
         self._vevents_dirty = False
         self.lists = None
+        self.workers = parallel.default_workers()
+        self._fps: dict[int, tuple[Record, bytes]] = {}
+        self._last: _Last | None = None
+        self._changed_files: set[str] = set()
+        self._settings = ""
+        self._vevent_sigs: dict[int, str] = {}
+        self._manifest: tuple[tuple[int, int] | None, dict[str, list[str]]] = (None, {})
+        self._previous: dict[str, list[str]] = {}
+        self._vevents_before: dict[int, tuple[str, bytes]] = {}
 
     @property
     def vevent_cache(self) -> Path:
@@ -117,29 +151,44 @@ class Builder:
     def _build(self, report: Report) -> None:
         catalog = self.calendar.catalog
         base_url = self.base_url()
-        rep = Representer(_CountingCatalog(catalog),  # type: ignore[arg-type]
-                          base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
         now = self.calendar.clock()
-        model = SiteModel(rep.catalog, rep, now)  # type: ignore[arg-type]
-        model.api_rep = Representer(rep.catalog, _api_public_url(catalog, base_url),
-                                    rep.rest_root)
-        fingerprints = {r.id: fingerprint(r) for r in catalog.records.values()}
+        fingerprints = self._fingerprints(catalog)
+        site_tz = dates.zone(str(catalog.settings.get("timezone") or "UTC"))
+        today = dates.from_utc(now.astimezone(dt.UTC).replace(tzinfo=None), site_tz).date()
         common = hashlib.blake2b(
             # The header's "Month" link is on every page: a new month rebuilds all.
             f"{BUILDER_VERSION}\0{base_url}\0{templates_digest(self.env)}\0"
-            f"{paths.month(model.today)}\0"
+            f"{paths.month(today)}\0"
             f"{sorted(catalog.settings.items())!r}".encode(), digest_size=16).digest()
-        pages = Pages(model, self.env, base_url)
-        outputs = list(self._plan(model, pages, fingerprints, common))
-        outputs.append(feeds.sitemap(pages, outputs))
+        settings = repr(sorted(catalog.settings.items()))
+        if self.lists is not None and (self._changed_files or settings != self._settings):
+            self.lists.refresh(sorted(self._changed_files) + (
+                ["calendar.yaml"] if settings != self._settings else []))
+        self._settings = settings
+        self._previous = previous = self._load_manifest()
+        outputs = self._fast_plan(catalog, fingerprints, common, now)
+        full = outputs is None
+        if outputs is None:
+            self._last = None
+            rep = Representer(_CountingCatalog(catalog),  # type: ignore[arg-type]
+                              base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
+            model = SiteModel(rep.catalog, rep, now)  # type: ignore[arg-type]
+            model.api_rep = Representer(rep.catalog, _api_public_url(catalog, base_url),
+                                        rep.rest_root)
+            pages = Pages(model, self.env, base_url)
+            outputs = list(self._plan(model, pages, fingerprints, common))
+            outputs.append(feeds.sitemap(pages, outputs))
+            self._last = _Last(model, pages, outputs, common, fingerprints)
 
-        previous = manifest.load(self.out)
-        current: dict[str, list[str]] = {}
+        # An incremental plan checks only some outputs: the others stay as they were.
+        current: dict[str, list[str]] = {} if full else dict(previous)
         todo: list[tuple[Output, str]] = []
+        seen: set[str] = set()
         for output in outputs:
-            if output.path in current:
+            if output.path in seen:
                 log.warning("two outputs at %s; keeping the first", output.path)
                 continue
+            seen.add(output.path)
             sig = signature(output, fingerprints, common)
             old = previous.get(output.path)
             if old is not None and old[0] == sig:
@@ -149,33 +198,143 @@ class Builder:
                 current[output.path] = [sig, old[1] if old else ""]
                 todo.append((output, sig))
         progress = Progress(len(todo), self.options.stream, self.options.progress)
-        for output, sig in todo:
-            try:
-                data = output.render()
-            except ListSnapshotError as exc:
+        # Feeds concatenate the VEVENTs that the per-event .ics outputs make, and list
+        # snapshots ask the Flask app: both after the parallel part, in this process.
+        late = {"ics-feed", "json-list"}
+        # An event's page, .ics and JSON next to each other: its Markdown is converted
+        # once (markup's cache holds fewer than 10,000 texts), not once per output.
+        early = sorted((item for item in todo if item[0].kind not in late),
+                       key=lambda item: item[0].deps[0] if item[0].deps else -1)
+        self._load_vevents()
+        self._vevents_before = dict(self.vevents)
+        results = parallel.run(early, self._render_one, self._vevent_changes,
+                               self._merge_vevents, progress.step,
+                               workers=self.workers if len(early) >= PARALLEL_MIN else 1)
+        results += [self._render_one(item) for item in todo if item[0].kind in late]
+        for (output, sig), (digest, written, warning) in zip(
+                early + [item for item in todo if item[0].kind in late], results):
+            if warning is not None:
                 # The live list code is someone else's and may be mid-change: the
                 # site is still worth having; say so and retry on the next build.
-                report.warnings.append(str(exc))
+                report.warnings.append(warning)
                 current.pop(output.path, None)
                 if previous.get(output.path):
                     current[output.path] = previous[output.path]
                 continue
-            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-            old = previous.get(output.path)
-            if old is not None and old[1] == digest and (self.out / output.path).exists():
-                report.unchanged += 1
-            else:
-                writer.write(self.out, output.path, data)
+            if written:
                 report.written.append(output.path)
+            else:
+                report.unchanged += 1
             current[output.path] = [sig, digest]
-            progress.step()
         progress.close()
-        for path in sorted(set(previous) - set(current)):
+        for path in sorted(set(previous) - set(current)) if full else ():
             writer.remove(self.out, path)
             report.removed.append(path)
         self.out.mkdir(parents=True, exist_ok=True)
-        manifest.save(self.out, current)
+        if current != previous or not (self.out / manifest.NAME).exists():
+            manifest.save(self.out, current)
+        self._manifest = (self._manifest_stamp(), current)
         self._save_vevents()
+
+    def _fast_plan(self, catalog: Catalog, fingerprints: dict[int, bytes], common: bytes,
+                   now: dt.datetime) -> list[Output] | None:
+        """After an edit of a few events' text (--watch): the outputs showing them, with
+        the last plan's views updated in place. None when a full plan is needed."""
+        last = self._last
+        if last is None or last.common != common or set(fingerprints) != set(last.fingerprints):
+            return None
+        changed = [i for i, fp in fingerprints.items() if last.fingerprints[i] != fp]
+        model = last.model
+        views = {e.id: e for e in model.events}
+        if not changed or len(changed) > 50:
+            return None
+        for record_id in changed:
+            view, record = views.get(record_id), catalog.records[record_id]
+            if view is None or record.status != view.record.status:
+                return None
+            old, new = view.record.data, record.data
+            if any(old.get(k) != new.get(k) for k in old.keys() | new.keys()
+                   if k not in CONTENT_FIELDS):
+                return None
+        now_utc = now.astimezone(dt.UTC).replace(tzinfo=None)
+        low, high = sorted((model.now_utc, now_utc))
+        if any(low <= e.end_utc < high for e in model.listed):
+            return None  # an event moved from upcoming to past since
+        model.now_utc = now_utc
+        for record_id in changed:
+            model.refresh_event(views[record_id], catalog.records[record_id])
+            self._vevent_sigs.pop(record_id, None)
+        for event in model.events:  # the probes of _ical: only the changed ones differ
+            if event.id in changed or event.id not in self._vevent_sigs:
+                probe = Output(event.ics_path, event_deps(model, event),
+                               f"vevent {urlsplit(last.pages.base_url).hostname or 'localhost'}",
+                               lambda: b"")
+                self._vevent_sigs[event.id] = signature(probe, fingerprints, common)
+        last.fingerprints = fingerprints
+        wanted = sorted({i for record_id in changed for i in last.shown_by.get(record_id, ())})
+        outputs = [last.outputs[i] for i in wanted]
+        # Lists snapshots answer from the whole catalog, the sitemap has every `modified`.
+        if self.lists is not None:
+            outputs += self.lists.outputs(_catalog_digest(fingerprints), now_utc.isoformat())
+        last.outputs[-1] = feeds.sitemap(last.pages, last.outputs[:-1])
+        outputs.append(last.outputs[-1])
+        return outputs
+
+    def _fingerprints(self, catalog: Catalog) -> dict[int, bytes]:
+        # The catalog replaces a Record when its file changes (never edits one in
+        # place): an unchanged object keeps its fingerprint from the last build.
+        known = self._fps
+        fresh: dict[int, tuple[Record, bytes]] = {}
+        for record in catalog.records.values():
+            old = known.get(record.id)
+            fresh[record.id] = old if old is not None and old[0] is record else (
+                record, fingerprint(record))
+        # Files whose records changed since the last build: the list snapshots' app
+        # has its own catalog, which follows only its own writes.
+        self._changed_files = {r.path for i, (r, fp) in fresh.items()
+                               if i not in known or known[i][1] != fp}
+        self._changed_files |= {r.path for i, (r, fp) in known.items()
+                                if i not in fresh or fresh[i][1] != fp}
+        self._fps = fresh
+        return {i: fp for i, (_, fp) in fresh.items()}
+
+    def _manifest_stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = (self.out / manifest.NAME).stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def _load_manifest(self) -> dict[str, list[str]]:
+        """The last build's manifest: from memory when the file is still ours (--watch)."""
+        stamp, outputs = self._manifest
+        if stamp is not None and stamp == self._manifest_stamp():
+            return outputs
+        self._last = None  # the folder changed under us: plan everything again
+        return manifest.load(self.out)
+
+    def _render_one(self, item: tuple[Output, str]) -> tuple[str, bool, str | None]:
+        """Render and write one output: (content hash, written?, warning)."""
+        output = item[0]
+        try:
+            data = output.render()
+        except ListSnapshotError as exc:
+            return "", False, str(exc)
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        old = self._previous.get(output.path)
+        if old is not None and old[1] == digest and (self.out / output.path).exists():
+            return digest, False, None
+        writer.write(self.out, output.path, data)
+        return digest, True, None
+
+    def _vevent_changes(self) -> dict[int, tuple[str, bytes]]:
+        """VEVENTs a worker made, for the parent's cache (and its feeds)."""
+        return {i: v for i, v in self.vevents.items() if self._vevents_before.get(i) is not v}
+
+    def _merge_vevents(self, changes: dict[int, tuple[str, bytes]]) -> None:
+        if changes:
+            self.vevents.update(changes)
+            self._vevents_dirty = True
 
     def _plan(self, model: SiteModel, pages: Pages, fingerprints: dict[int, bytes],
               common: bytes) -> Iterator[Output]:
@@ -189,9 +348,7 @@ class Builder:
         if self.lists is None:
             self.lists = ListSnapshots(self.calendar.tree.root, self.cache_dir,
                                        pages.base_url, self.options.now)
-        catalog_digest = hashlib.blake2b(b"".join(
-            fingerprints[i] for i in sorted(fingerprints)), digest_size=16).hexdigest()
-        yield from self.lists.outputs(catalog_digest, model.now_utc.isoformat())
+        yield from self.lists.outputs(_catalog_digest(fingerprints), model.now_utc.isoformat())
 
     # -- iCalendar ---------------------------------------------------------------------
     def _ical(self, model: SiteModel, pages: Pages, fingerprints: dict[int, bytes],
@@ -199,7 +356,7 @@ class Builder:
         host = urlsplit(pages.base_url).hostname or "localhost"
         title = str(model.settings.get("title") or "Events")
         self._load_vevents()
-        signatures: dict[int, str] = {}
+        signatures = self._vevent_sigs = {}
 
         def vevent(event: EventView) -> bytes:
             sig = signatures[event.id]
@@ -214,15 +371,19 @@ class Builder:
         def deps(events: list[EventView]) -> tuple[int, ...]:
             return tuple(i for e in events for i in event_deps(model, e))
 
-        def output(path: str, events: list[EventView], name: str, kind: str) -> Output:
+        def output(path: str, events: list[EventView], name: str, kind: str,
+                   single: EventView | None = None) -> Output:
+            # An event's own feed is named after it: read the title when rendering, the
+            # view may have been updated since (Builder._fast_plan).
             return Output(path, deps(events), f"ics {host} {name} {[e.id for e in events]}",
-                          lambda: ical.feed(events, name, vevent, model.site_tz), kind=kind)
+                          lambda: ical.feed(events, f"{title}: {single.title_text}" if single
+                                            else name, vevent, model.site_tz), kind=kind)
 
         for event in model.events:
             probe = Output(event.ics_path, event_deps(model, event), f"vevent {host}",
                            lambda: b"")
             signatures[event.id] = signature(probe, fingerprints, common)
-            yield output(event.ics_path, [event], f"{title}: {event.title_text}", "ics")
+            yield output(event.ics_path, [event], f"{title}: {event.title_text}", "ics", event)
         yield output(paths.ALL_ICS, model.upcoming, title, "ics-feed")
         for record in (*model.venues, *model.organizers, *model.categories, *model.tags):
             folder = paths.folder(model.page_of(record))
@@ -258,6 +419,11 @@ class Builder:
 
 
 log = logging.getLogger(__name__)
+
+
+def _catalog_digest(fingerprints: dict[int, bytes]) -> str:
+    return hashlib.blake2b(b"".join(fingerprints[i] for i in sorted(fingerprints)),
+                           digest_size=16).hexdigest()
 
 
 def _api_public_url(catalog: Catalog, base_url: str) -> str:

@@ -43,6 +43,7 @@ class EventView:
     # The API representation (single read): pages take their HTML from it, so the
     # Markdown of a description is converted once per build and matches the API.
     body: Callable[[], dict] = field(default=dict, repr=False)
+    items: dict = field(default_factory=dict, repr=False)  # render.cached_item
 
     @property
     def id(self) -> int:
@@ -69,10 +70,16 @@ class EventView:
     def description(self) -> Markup:
         return Markup(self.body()["description"])
 
-    @property
+    @cached_property
     def excerpt(self) -> Markup:
-        # Lists need only this: no full representation (memoized during a build).
+        # Lists need only this: no full representation. Kept on the view: an event is
+        # listed on a dozen pages and markup's own cache is smaller than 10,000 events.
         return Markup(markup.render_excerpt(self.record.get("excerpt")))
+
+    @cached_property
+    def summary_text(self) -> str:
+        """Plain text of the excerpt, else of the description (feeds, calendar links)."""
+        return markup.plain_text(str(self.excerpt or self.description))
 
     @property
     def zone(self) -> dt.tzinfo:
@@ -114,7 +121,7 @@ class EventView:
         else:
             stamp = f"{self.start_utc:%Y%m%dT%H%M%SZ}/{self.end_utc:%Y%m%dT%H%M%SZ}"
         query = {"action": "TEMPLATE", "text": self.title_text, "dates": stamp,
-                 "details": markup.plain_text(str(self.excerpt or self.description))[:500]}
+                 "details": self.summary_text[:500]}
         if self.venue is not None:
             query["location"] = ", ".join(address_lines(self.venue, with_name=True))
         if not dates.is_offset_name(self.tzname) and self.tzname != "UTC":
@@ -153,8 +160,11 @@ class SiteModel:
         self.now_utc = now.astimezone(dt.UTC).replace(tzinfo=None)
         self.today = dates.from_utc(self.now_utc, dates.zone(self.site_tz)).date()
         self.bodies: dict[int, dict] = {}
+        self._parents: dict[int, list[Record]] = {}
+        self.deps: dict[int, tuple[int, ...]] = {}  # event id -> ids its page shows
         self.api_rep: Representer | None = None  # set by the builder for snapshots
         self.api_bodies: dict[int, dict] = {}
+        self.snapshots: dict[int, bytes] = {}  # JSON bytes, for the by-id and by-slug files
         self.venues = self._published("venues")
         self.organizers = self._published("organizers")
         self.categories = sorted(catalog.all("categories"), key=_by_name)
@@ -207,6 +217,16 @@ class SiteModel:
             tags=sorted(self._visible("tags", record.get("tags")), key=_by_name),
             body=lambda: self.body(record))
 
+    def refresh_event(self, view: EventView, record: Record) -> None:
+        """A new version of an event that stays where it was (only its text changed)."""
+        view.record = record
+        for name in ("title", "title_text", "excerpt", "summary_text"):
+            view.__dict__.pop(name, None)
+        view.body = lambda: self.body(record)
+        view.items.clear()
+        for cache in (self.bodies, self.api_bodies, self.snapshots):
+            cache.pop(record.id, None)
+
     def snapshot_body(self, record: Record) -> dict:
         """The representation as the live API builds it (its own permalink base)."""
         if self.api_rep is None or self.api_rep.site_url == self.rep.site_url:
@@ -243,6 +263,13 @@ class SiteModel:
         return sorted(seen.values(), key=_by_name)
 
     def parents(self, category: Record) -> list[Record]:
+        # Asked for every category of every event while planning: once per build each.
+        found = self._parents.get(category.id)
+        if found is None:
+            found = self._parents[category.id] = self._parent_chain(category)
+        return found
+
+    def _parent_chain(self, category: Record) -> list[Record]:
         chain: list[Record] = []
         parent = self.catalog.by_slug("categories", category.get("parent") or "")
         while parent is not None and parent not in chain and parent is not category:

@@ -51,8 +51,12 @@ def listing_deps(events: list[EventView]) -> tuple[int, ...]:
 
 def event_deps(model: SiteModel, e: EventView) -> tuple[int, ...]:
     """An event page shows its venue, organizers and terms (term URLs need parents)."""
-    parents = [p for c in e.categories for p in model.parents(c)]
-    return ids((e.record, e.venue, *e.organizers, *e.categories, *parents, *e.tags))
+    found = model.deps.get(e.id)
+    if found is None:  # asked by each of the event's outputs and by every feed it is in
+        parents = [p for c in e.categories for p in model.parents(c)]
+        found = model.deps[e.id] = ids((e.record, e.venue, *e.organizers, *e.categories,
+                                         *parents, *e.tags))
+    return found
 
 
 class Pages:

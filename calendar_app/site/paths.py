@@ -48,11 +48,36 @@ def day(day: dt.date) -> str:
     return page(f"events/{day.isoformat()}/")
 
 
-@lru_cache(maxsize=65536)
 def relative(target: str, source: str) -> str:
     """A link from output `source` to output `target`, both relative to the site root."""
-    start = posixpath.dirname(source) or "."
-    rel = posixpath.relpath(target or ".", start)
+    return _relative(target, posixpath.dirname(source))
+
+
+@lru_cache(maxsize=262144)
+def _relative(target: str, start: str) -> str:
+    # Keyed by the source's folder: every output of a folder shares the answers.
+    if ".." in target or ".." in start or target.startswith("/") or start.startswith("/"):
+        return _slow_relative(target, start)
+    # posixpath.relpath without abspath() (a getcwd() per call made it most of the
+    # cost of rendering a page): both paths are relative to the same root.
+    norm = posixpath.normpath(target or ".")
+    to = [] if norm == "." else norm.split("/")
+    norm = posixpath.normpath(start or ".")
+    frm = [] if norm == "." else norm.split("/")
+    common = 0
+    for a, b in zip(to, frm):
+        if a != b:
+            break
+        common += 1
+    parts = [".."] * (len(frm) - common) + to[common:]
+    rel = "/".join(parts) if parts else "."
+    if target.endswith("/") and not rel.endswith("/"):
+        rel += "/"
+    return quote(rel, safe="/#?=&%.-_~")
+
+
+def _slow_relative(target: str, start: str) -> str:
+    rel = posixpath.relpath(target or ".", start or ".")
     if target.endswith("/") and not rel.endswith("/"):
         rel += "/"
     return quote(rel, safe="/#?=&%.-_~")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import posixpath
 from pathlib import Path
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, pass_context, select_autoescape
+from markupsafe import Markup, escape
 
 from .. import dates
 from . import paths
@@ -25,7 +27,7 @@ def make_environment(user_templates: Path | None = None) -> Environment:
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(url=_url, long_date=long_date, short_date=short_date,
                        clock=clock, iso=iso_moment, month_name=month_name)
-    env.globals.update(when=when)
+    env.globals.update(when=when, page_links=page_links, cached_item=cached_item)
     return env
 
 
@@ -56,6 +58,56 @@ def _url(ctx, target: str) -> str:
     if ctx.get("absolute_root"):
         return ctx["absolute_root"] + target
     return paths.relative(target, ctx["page_path"])
+
+
+@pass_context
+def cached_item(ctx, event: EventView, heading: str, macro) -> Markup:
+    """`macro(event, heading)`, rendered once per link to the event's page.
+
+    An item shows the event and a link to its page, nothing of the page it is on but
+    that link: a venue's, an organizer's and a tag's page (same depth) share it, and
+    --watch keeps it until the event changes (model.refresh_event).
+    """
+    # Not keyed by the macro: each render imports _macros.html afresh, and templates
+    # do not change within a build (a change rebuilds all, with new views).
+    key = (heading, _url(ctx, event.path))
+    found = event.items.get(key)
+    if found is None:
+        found = event.items[key] = macro(event, heading)
+    return found
+
+
+_LINKS: dict[tuple[str, int, str], list[str]] = {}
+
+
+@pass_context
+def page_links(ctx, pagination) -> Markup:
+    """The pager's numbered links, as `<li>` lines (the loop it replaces is in git).
+
+    From page N of a list, the link to any other page M is the same for every N
+    ("../M/index.html"), so the line list is made once per list and only page N's
+    own line (aria-current, a different href) differs from page to page.
+    """
+    page_path, number, base = ctx["page_path"], pagination.number, pagination.base
+    folder = posixpath.dirname(page_path)
+    generic = folder == f"{base}page/{number}" and not ctx.get("absolute_root")
+    key = (base, pagination.pages, f"{base}page/0" if generic else folder)
+    lines = _LINKS.get(key) if generic else None
+    if lines is None:
+        # A page "0" stands for every page N: same depth, never a link target.
+        source = f"{key[2]}/index.html"
+        lines = []
+        for n in range(1, pagination.pages + 1):
+            target = paths.list_page(base, n)
+            href = paths.relative(target, source) if generic else _url(ctx, target)
+            lines.append(f'    <li><a href="{escape(href)}">{n}</a></li>')
+        if generic:
+            if len(_LINKS) > 64:
+                _LINKS.clear()
+            _LINKS[key] = lines
+    here = escape(_url(ctx, paths.list_page(base, number)))
+    mine = f'    <li><a href="{here}" aria-current="page">{number}</a></li>'
+    return Markup("\n".join([*lines[:number - 1], mine, *lines[number:]]))
 
 
 def long_date(day: dt.date | dt.datetime) -> str:

@@ -62,7 +62,17 @@ def _body(model: SiteModel, record: Record):
     # Exactly what api._single sends for an anonymous GET: the single representation
     # through `dumps`.
     assert record.status == PUBLISHED or record.resource.is_term
-    return lambda: dumps(model.snapshot_body(record)).encode("utf-8")
+    record_id = record.id
+
+    def render() -> bytes:
+        # By id: an incremental build may have swapped the record (model.refresh_event).
+        found = model.snapshots.get(record_id)
+        if found is None:
+            current = model.catalog.records[record_id]
+            found = model.snapshots[record_id] = dumps(
+                model.snapshot_body(current)).encode("utf-8")
+        return found
+    return render
 
 
 class ListSnapshotError(RuntimeError):
@@ -95,6 +105,16 @@ class ListSnapshots:
 
             self._app = create_app(self.config)
         return self._app.test_client()
+
+    def refresh(self, relpaths: list[str]) -> None:
+        """Files changed on disk since the app read them (--watch): it has no watcher."""
+        if self._app is None or not relpaths:
+            return
+        calendar = self._app.extensions["calendar"]
+        calendar.catalog.refresh(relpaths)
+        flush = getattr(calendar.index, "flush", None)
+        if flush is not None:
+            flush()
 
     def outputs(self, catalog_digest: str, now_key: str) -> Iterator[Output]:
         if not self.available():
