@@ -58,6 +58,7 @@ class Catalog:
     def __init__(self, tree: ContentTree) -> None:
         self.tree = tree
         self.lock = threading.RLock()
+        tree.recovery_hooks.append(self.refresh)
         self.records: dict[int, Record] = {}
         self.slugs: dict[str, dict[str, int]] = {name: {} for name in RESOURCES}
         self.paths: dict[str, int] = {}

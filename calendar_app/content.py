@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import subprocess
@@ -48,6 +49,10 @@ class GitError(RuntimeError):
     pass
 
 
+class MergeInProgress(RuntimeError):
+    """Writes wait until a merge in the content repository is concluded."""
+
+
 class ContentTree:
     """A content folder; `lock_path` serializes writers across threads and processes."""
 
@@ -57,6 +62,8 @@ class ContentTree:
         self._thread_lock = threading.RLock()
         # Called with the lock held, before a write: catch up with other writers.
         self.lock_hooks: list[Callable[[], object]] = []
+        # Called with the paths a crashed writer's change touched, once it is finished.
+        self.recovery_hooks: list[Callable[[list[str]], object]] = []
         self._git_root: Path | None | bool = False  # False = not looked up yet
 
     # -- reading -------------------------------------------------------------
@@ -132,6 +139,9 @@ class ContentTree:
             with open(self.lock_path, "a+") as fh:
                 fcntl.flock(fh, fcntl.LOCK_EX)
                 try:
+                    # Holding the lock, any intent left is a dead writer's: finish it
+                    # before anyone allocates ids or reads the files it touched.
+                    self._roll_forward()
                     for hook in self.lock_hooks:
                         hook()
                     yield
@@ -179,6 +189,8 @@ class ContentTree:
         an error puts every file back, and a crash is rolled forward by `recover()` at
         the next start, so a write is never half done nor silently dropped.
         """
+        if self.git_dir is not None and (self.git_dir / "MERGE_HEAD").exists():
+            raise MergeInProgress("the content repository is in the middle of a merge")
         backups = {p: (self.read_text(p) if self.exists(p) else None) for p in changes}
         intent = {"message": message, "author": author, "changes": changes,
                   "retire": list(retire)}
@@ -191,6 +203,7 @@ class ContentTree:
                     self.remove(path)
                 else:
                     self.write_text(path, text)
+            self._unstage(list(changes))
             self.intent_path.unlink(missing_ok=True)
             raise
         self.intent_path.unlink(missing_ok=True)
@@ -212,19 +225,32 @@ class ContentTree:
         """Finish a write a crash interrupted; returns its message, None if none."""
         if not self.intent_path.exists():
             return None
-        with self.locked():
-            try:
-                intent = json.loads(self.intent_path.read_text())
-            except (OSError, ValueError):
-                self.intent_path.unlink(missing_ok=True)
-                return None
-            intent["message"] += "\n\nCompleted after an interrupted write."
-            for folder in {(self.root / p).parent for p in intent["changes"]}:
-                for leftover in folder.glob(".tmp-*.part"):  # half-written by the crash
-                    leftover.unlink(missing_ok=True)
-            self._apply(intent)
+        with self._thread_lock:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.lock_path, "a+") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                try:
+                    return self._roll_forward()
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _roll_forward(self) -> str | None:
+        try:
+            intent = json.loads(self.intent_path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):  # the intent itself is written atomically
             self.intent_path.unlink(missing_ok=True)
-            return intent["message"]
+            return None
+        intent["message"] += "\n\nCompleted after an interrupted write."
+        for folder in {(self.root / p).parent for p in intent["changes"]}:
+            for leftover in folder.glob(".tmp-*.part"):  # half-written by the crash
+                leftover.unlink(missing_ok=True)
+        self._apply(intent)
+        self.intent_path.unlink(missing_ok=True)
+        for hook in self.recovery_hooks:
+            hook(list(intent["changes"]))
+        return intent["message"]
 
     @staticmethod
     def _fsync_dir(folder: Path) -> None:
@@ -245,7 +271,13 @@ class ContentTree:
                 self._git_root = None
         return self._git_root  # type: ignore[return-value]
 
-    def _git(self, *args: str, cwd: Path | None = None) -> str:
+    @functools.cached_property
+    def git_dir(self) -> Path | None:
+        if self.git_root is None:
+            return None
+        return Path(self._git("rev-parse", "--absolute-git-dir").strip())
+
+    def _git(self, *args: str, cwd: Path | None = None, check: bool = True) -> str:
         env = dict(os.environ)
         # A committer identity for machines where git has none configured.
         env.setdefault("GIT_COMMITTER_NAME", "calendar-app")
@@ -254,20 +286,46 @@ class ContentTree:
             ["git", *args], cwd=cwd or self.git_root, env=env,
             capture_output=True, text=True, check=False,
         )
+        if proc.returncode != 0 and not check:
+            return ""
         if proc.returncode != 0:
             raise GitError(proc.stderr.strip() or f"git {args[0]} failed")
         return proc.stdout
 
+    def _repo_paths(self, relpaths: list[str]) -> list[str]:
+        root = self.git_root
+        assert root is not None
+        return sorted({str((self.root / p).relative_to(root)) for p in relpaths})
+
     def commit(self, relpaths: list[str], message: str, author: str) -> str | None:
         """Commit exactly these paths (added, changed or removed) as one commit."""
-        root = self.git_root
-        if root is None:
+        if self.git_root is None:
             return None
-        paths = sorted({str((self.root / p).relative_to(root)) for p in relpaths})
-        self._git("add", "-A", "--", *paths)
-        staged = self._git("diff", "--cached", "--name-only", "--", *paths).strip()
+        paths = self._repo_paths(relpaths)
+        # A path git has never seen and that is gone makes `git add` fail; such a path
+        # has nothing to commit (e.g. a rename finished before a crash).
+        in_index = set(self._git("ls-files", "--", *paths).split("\n"))
+        in_head = set()
+        if self._git("rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False):
+            in_head = set(self._git("ls-tree", "-r", "--name-only", "HEAD", "--",
+                                    *paths).split("\n"))
+        present = {p for p in paths if (self.git_root / p).exists()}
+        addable = [p for p in paths if p in in_index or p in present]
+        known = [p for p in paths if p in in_index or p in present or p in in_head]
+        if not known:
+            return None
+        if addable:
+            self._git("add", "-A", "--", *addable)
+        staged = self._git("diff", "--cached", "--name-only", "--", *known).strip()
         if not staged:
             return None
         self._git("commit", "-q", "--no-verify", "--author", author, "-m", message,
-                  "--", *paths)
+                  "--", *known)
         return self._git("rev-parse", "HEAD").strip()
+
+    def _unstage(self, relpaths: list[str]) -> None:
+        """After a failed write: leave git's index as it was for these paths."""
+        if self.git_root is None:
+            return
+        with contextlib.suppress(GitError):
+            self._git("reset", "-q", "--", *self._repo_paths(relpaths))

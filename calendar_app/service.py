@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from . import dates, errors, slugs, yamlfile
 from .catalog import EVENT_LINKS, Catalog
 from .clock import Clock
+from .content import MergeInProgress
 from .errors import ApiError
 from .records import Record, to_file
 from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
@@ -678,6 +679,9 @@ class Service:
         author = user.git_author if user else "calendar-app <calendar-app@localhost>"
         try:
             self.catalog.tree.apply(changes, write.message, author, write.retire)
+        except MergeInProgress as exc:
+            raise ApiError(409, "rest_conflict", "The calendar's repository is in the middle "
+                           "of a merge; try again once it is concluded.") from exc
         except Exception as exc:
             raise ApiError(503, "calendar-storage-unavailable",
                            "The change could not be saved; nothing was changed.") from exc

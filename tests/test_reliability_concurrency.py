@@ -693,11 +693,6 @@ def test_git_pull_fast_forward_then_write(tmp_path: Path, users: dict[str, str])
     check_tree(content)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "app bug: during an open merge `git commit -- <paths>` fails; ContentTree.apply puts the "
-    "files back and answers 503 'nothing was changed', but leaves the new text staged by "
-    "its `git add`: whoever concludes the merge commits the refused write, and afterwards "
-    "the working tree differs from HEAD"))
 def test_git_pull_conflict_is_reported_not_overwritten(tmp_path: Path,
                                                        users: dict[str, str]) -> None:
     """The interface commits a change to a record, upstream changed the same lines: the
