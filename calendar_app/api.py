@@ -60,6 +60,8 @@ def _set_nested(target: dict, key: str, value: str) -> None:
         target[key] = value
         return
     parts = [match.group(1)] + re.findall(r"\[([^\[\]]*)\]", match.group(2))
+    if len(parts) > MAX_PARAM_DEPTH:
+        raise errors.invalid({_safe_name(parts[0]): "The value is nested too deeply."})
     node: dict | list = target
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
@@ -94,7 +96,7 @@ def _numbered_to_lists(node: object) -> object:
     if not isinstance(node, dict):
         return node
     items = {k: _numbered_to_lists(v) for k, v in node.items()}
-    if items and all(isinstance(k, str) and k.isdigit() for k in items):
+    if items and all(isinstance(k, str) and k.isascii() and k.isdigit() for k in items):
         return [items[k] for k in sorted(items, key=int)]
     return items
 
@@ -103,8 +105,13 @@ def params() -> dict:
     """Request parameters with the WordPress precedence: JSON, form, query."""
     if "params" in g:
         return g.params
-    merged = _pairs_to_dict(parse_qsl(request.query_string.decode("latin-1"),
-                                      keep_blank_values=True))
+    try:
+        query = parse_qsl(request.query_string.decode("utf-8"), keep_blank_values=True,
+                          errors="strict")
+    except UnicodeDecodeError:
+        raise ApiError(400, "rest_invalid_param", "The query string is not valid UTF-8.",
+                       params={}, details=[]) from None
+    merged = _pairs_to_dict(query)
     if request.method in ("POST", "PUT", "PATCH", "DELETE"):
         merged.update(_pairs_to_dict(list(request.form.items(multi=True))))
         if request.mimetype == "application/json" or (
@@ -113,14 +120,42 @@ def params() -> dict:
             if raw.strip():
                 try:
                     body = json.loads(raw)
-                except (ValueError, UnicodeDecodeError):
+                except (ValueError, UnicodeDecodeError, RecursionError):
                     raise ApiError(400, "rest_invalid_json", "Invalid JSON body passed.",
                                    json_error_code=4,
                                    json_error_message="Syntax error") from None
                 if isinstance(body, dict):
                     merged.update(body)
-    g.params = merged
-    return merged
+    g.params = {key: _clean_value(key, value) for key, value in merged.items()}
+    return g.params
+
+
+# Text that cannot be stored and read back unchanged (YAML turns NEL and the Unicode
+# line separators into line breaks; control characters and lone surrogates have no
+# place in a calendar).
+_BAD_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029"
+                       "\ud800-\udfff\ufffe\uffff]")
+MAX_PARAM_DEPTH = 16
+
+
+def _clean_value(name: str, value: object, depth: int = 0) -> object:
+    """Refuse unstorable text and deep nesting; line ends become `\\n`."""
+    if depth > MAX_PARAM_DEPTH:
+        raise errors.invalid({name: "The value is nested too deeply."})
+    if isinstance(value, str):
+        if _BAD_TEXT.search(value):
+            raise errors.invalid({_safe_name(name): "Control characters are not allowed."})
+        return value.replace("\r\n", "\n").replace("\r", "\n")
+    if isinstance(value, dict):
+        return {_clean_value(name, k, depth + 1): _clean_value(name, v, depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_value(name, v, depth + 1) for v in value]
+    return value
+
+
+def _safe_name(name: str) -> str:
+    return _BAD_TEXT.sub("?", name)
 
 
 def current_user() -> User | None:

@@ -131,7 +131,7 @@ def _int(text: object) -> int | None:
         return None
     if isinstance(text, int):
         return text
-    if isinstance(text, str) and re.fullmatch(r"[+-]?\d+", text.strip()):
+    if isinstance(text, str) and re.fullmatch(r"[+-]?[0-9]{1,18}", text.strip()):
         return int(text)
     return None
 

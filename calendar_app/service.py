@@ -258,7 +258,7 @@ class Service:
             return raw
         if kind == "integer":
             if isinstance(raw, bool) or not (isinstance(raw, int) or
-                                             isinstance(raw, str) and raw.isdigit()):
+                                             isinstance(raw, str) and _digits(raw)):
                 raise errors.wrong_type(name, "integer")
             if name == "author" and self.users.get(int(raw)) is None:
                 raise errors.invalid({name: "Invalid parameter."})
@@ -364,7 +364,7 @@ class Service:
         if raw in (0, "0", "", None):
             return None
         if isinstance(raw, bool) or not (isinstance(raw, int) or
-                                         isinstance(raw, str) and raw.isdigit()):
+                                         isinstance(raw, str) and _digits(raw)):
             raise errors.wrong_type("parent", "integer")
         parent = self.catalog.get(int(raw), "categories")
         if parent is None:
@@ -406,7 +406,7 @@ class Service:
                 continue
             linked = None
             if isinstance(item, int) and not isinstance(item, bool) or (
-                    isinstance(item, str) and item.strip().isdigit()):
+                    isinstance(item, str) and _digits(item.strip())):
                 linked = self.catalog.get(int(item), target.name)
             if linked is None:
                 raise errors.invalid({f.name: "Invalid parameter."})
@@ -430,7 +430,7 @@ class Service:
             if isinstance(item, bool) or not isinstance(item, str | int):
                 raise errors.invalid({target.name: "Invalid parameter."})
             text = str(item).strip()
-            if text.isdigit():
+            if _digits(text):
                 term = self.catalog.get(int(text), target.name)
                 if term is not None and term.slug not in plan:
                     plan.append(term.slug)
@@ -695,6 +695,11 @@ class Service:
 def term_capability(resource: Resource) -> str:
     """Categories need the right to publish events; tags the right to manage terms."""
     return "publish" if resource.hierarchical else "manage_terms"
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
+    return text.isascii() and text.isdigit() and len(text) < 19
 
 
 def _absent(value: object) -> bool:

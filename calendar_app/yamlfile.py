@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import LiteralScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
 MAX_FILE_BYTES = 1 << 20  # a record file above 1 MiB is refused unread
 MAX_DEPTH = 20
@@ -56,6 +56,7 @@ def load(data: bytes) -> dict:
     # Aliases are what make billion-laughs bombs; records never need them.
     for token_line, token in _alias_or_tag(text):
         raise YamlError(f"YAML {token} are not allowed in record files", token_line)
+    _check_nesting(text)
     try:
         value = yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
@@ -64,6 +65,8 @@ def load(data: bytes) -> dict:
         raise YamlError(str(exc.problem or exc), line, col) from None
     except yaml.YAMLError as exc:
         raise YamlError(str(exc)) from None
+    except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a 100,000-digit number
+        raise YamlError(f"a value cannot be read: {str(exc)[:120]}") from None
     if value is None:
         value = {}
     if not isinstance(value, dict):
@@ -71,6 +74,32 @@ def load(data: bytes) -> dict:
     if _depth(value) > MAX_DEPTH:
         raise YamlError("structure is nested too deeply", 1)
     return value
+
+
+_MAYBE_DEEP = re.compile(rf"(?:-[ \t]+){{{MAX_DEPTH}}}|^[ \t]{{{4 * MAX_DEPTH}}}",
+                         re.MULTILINE)
+_OPEN = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken,
+         yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _check_nesting(text: str) -> None:
+    """Refuse deep nesting before composing: the C composer recurses and a few
+    thousand levels crash the process. Only suspicious texts are scanned."""
+    if text.count("[") + text.count("{") <= 2 * MAX_DEPTH and not _MAYBE_DEEP.search(text):
+        return
+    depth = 0
+    try:
+        for token in yaml.scan(text, Loader=_Loader):
+            if isinstance(token, _OPEN):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise YamlError("structure is nested too deeply",
+                                    token.start_mark.line + 1, token.start_mark.column + 1)
+            elif isinstance(token, _CLOSE):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # the parser reports the syntax error with its position
 
 
 def _alias_or_tag(text: str):
@@ -95,8 +124,24 @@ class _CanonicalDumper(yaml.SafeDumper):
         super().increase_indent(flow, False)  # lists indented under their key
 
 
+# Characters a literal block cannot hold, and that YAML reads back as something else
+# unless escaped (NEL and the Unicode line separators become line breaks).
+_SPECIAL = re.compile("[\x00-\x08\x0b\x0c\r\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff"
+                      "\ud800-\udfff\ufffe\uffff]")
+
+
+def _has_special(value: object) -> bool:
+    if isinstance(value, str):
+        return bool(_SPECIAL.search(value))
+    if isinstance(value, dict):
+        return any(_has_special(k) or _has_special(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_special(v) for v in value)
+    return False
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value.strip("\n") else None
+    style = "|" if "\n" in value.strip("\n") and not _SPECIAL.search(value) else None
     if style:
         value = value.rstrip("\n") + "\n"
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
@@ -108,7 +153,8 @@ _CanonicalDumper.add_representer(str, _represent_str)
 def dump(mapping: dict) -> str:
     """Canonical text of a record: keys in the given order, block style, UTF-8."""
     return yaml.dump(
-        mapping, Dumper=_CanonicalDumper, sort_keys=False, allow_unicode=True,
+        mapping, Dumper=_CanonicalDumper, sort_keys=False,
+        allow_unicode=not _has_special(mapping),  # else every odd character is escaped
         default_flow_style=False, width=4096,
     )
 
@@ -121,6 +167,8 @@ def _rt() -> YAML:
 
 
 def _rt_value(value: object) -> object:
+    if isinstance(value, str) and _SPECIAL.search(value):
+        return DoubleQuotedScalarString(value)  # escaped, whatever style the key had
     if isinstance(value, str) and "\n" in value.strip("\n"):
         return LiteralScalarString(value.rstrip("\n") + "\n")
     if isinstance(value, list):
@@ -153,6 +201,8 @@ def edit(text: str, changes: dict, order: Sequence[str]) -> str:
     if not re.search(r"^- ", text, re.MULTILINE):  # lists indented unless the file isn't
         rt.indent(mapping=2, sequence=4, offset=2)
     doc = rt.load(text)
+    if _has_special(changes) or _has_special(doc):
+        rt.allow_unicode = False
     if not isinstance(doc, CommentedMap):
         doc = CommentedMap()
     rank = {key: i for i, key in enumerate(order)}
