@@ -289,13 +289,14 @@ _KINDS: dict[str | tuple[str, str], Checker] = {
     "organizer": _k_organizers, "featured": _k_bool, "include": _k_post_ids,
     "post_parent": _k_event, "geoloc": _k_bool, "geoloc_lat": _k_number,
     "geoloc_lng": _k_number, "geoloc_radius": _k_number, "ticketed": _k_ticketed,
+    "tickets": _k_ticketed,
     "event": _k_event, "has_events": _k_loose_bool, "only_with_upcoming": _k_loose_bool,
     "exclude": _k_own_terms, "order": _k_string, "orderby": _k_string,
     "hide_empty": _k_bool, "parent": _k_parent, "post": _k_event, "slug": _k_string,
     ("categories", "include"): _k_own_terms, ("tags", "include"): _k_own_terms,
 }
-# Our additions to what the plugin declares.
-_EXTRA_PARAMS = {"events": ("geoloc_radius",)}
+# Our additions to what the plugin declares (`tickets`: the seed's name for `ticketed`).
+_EXTRA_PARAMS = {"events": ("geoloc_radius", "tickets")}
 
 
 def param_names(resource: Resource) -> tuple[str, ...]:

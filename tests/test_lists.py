@@ -144,10 +144,11 @@ def test_typed_boolean_error_details(lc) -> None:
     assert body["data"]["details"]["featured"]["code"] == "rest_invalid_type"
 
 
-def test_ticketed(lc) -> None:
-    body = lc.get(BASE + "/events?ticketed=true").get_json()
-    assert body["data"]["details"]["ticketed"]["code"] == "event-tickets-not-active"
-    assert ids(lc, "/events?ticketed=false") == DEFAULT
+@pytest.mark.parametrize("name", ["ticketed", "tickets"])
+def test_ticketed(lc, name: str) -> None:
+    body = lc.get(BASE + f"/events?{name}=true").get_json()
+    assert body["data"]["details"][name]["code"] == "event-tickets-not-active"
+    assert ids(lc, f"/events?{name}=false") == DEFAULT
 
 
 # -- event filters alone --------------------------------------------------------
