@@ -219,20 +219,20 @@ def _k_own_terms(q: Query, name: str, raw: object) -> None:
     _record_ids(q, name, raw, q.resource.name, slugs=False)
 
 
-def _k_parent(q: Query, name: str, raw: object) -> None:
-    value = _int(raw)
-    record = _api().calendar().catalog.get(value, "categories") if value else None
-    if record is None:
-        return q.fail(name)
-    q.values[name] = record
+Checker = Callable[[Query, str, object], None]
 
 
-def _k_event(q: Query, name: str, raw: object) -> None:
-    value = _int(raw)
-    record = _api().calendar().catalog.get(value, "events") if value else None
-    if record is None:
-        return q.fail(name)
-    q.values[name] = record
+def _k_record_of(collection: str) -> Checker:
+    """An id that must name an existing record of `collection` (parent, event, post)."""
+
+    def check(q: Query, name: str, raw: object) -> None:
+        value = _int(raw)
+        record = _api().calendar().catalog.get(value, collection) if value else None
+        if record is None:
+            return q.fail(name)
+        q.values[name] = record
+
+    return check
 
 
 def _k_post_ids(q: Query, name: str, raw: object) -> None:
@@ -280,19 +280,19 @@ def _k_ticketed(q: Query, name: str, raw: object) -> None:
     q.values[name] = value
 
 
-Checker = Callable[[Query, str, object], None]
 # Parameter name -> checker; (collection, name) entries override for one collection.
 _KINDS: dict[str | tuple[str, str], Checker] = {
     "page": _k_page, "per_page": _k_page, "search": _k_string, "status": _k_status,
     **{n: _k_date for n in _DATE_PARAMS}, "strict_dates": _k_flag,
     "categories": _k_categories, "tags": _k_tags, "venue": _k_venues,
     "organizer": _k_organizers, "featured": _k_bool, "include": _k_post_ids,
-    "post_parent": _k_event, "geoloc": _k_bool, "geoloc_lat": _k_number,
+    "post_parent": _k_record_of("events"), "geoloc": _k_bool, "geoloc_lat": _k_number,
     "geoloc_lng": _k_number, "geoloc_radius": _k_number, "ticketed": _k_ticketed,
     "tickets": _k_ticketed,
-    "event": _k_event, "has_events": _k_loose_bool, "only_with_upcoming": _k_loose_bool,
+    "event": _k_record_of("events"), "has_events": _k_loose_bool, "only_with_upcoming": _k_loose_bool,
     "exclude": _k_own_terms, "order": _k_string, "orderby": _k_string,
-    "hide_empty": _k_bool, "parent": _k_parent, "post": _k_event, "slug": _k_string,
+    "hide_empty": _k_bool, "parent": _k_record_of("categories"),
+    "post": _k_record_of("events"), "slug": _k_string,
     ("categories", "include"): _k_own_terms, ("tags", "include"): _k_own_terms,
 }
 # Our additions to what the plugin declares (`tickets`: the seed's name for `ticketed`).

@@ -103,7 +103,7 @@ class Service:
     def create(self, collection: str, body: dict, user: User | None) -> tuple[Record, bool]:
         """Create a record; returns it and whether it is new (False: duplicate reused)."""
         resource = RESOURCES[collection]
-        missing = [n for n in resource.required_fields if _absent(body.get(n))]
+        missing = [n for n in resource.required_fields if body.get(n) is None]
         if missing:
             raise errors.missing(missing)
         values = self._validate(resource, body, None)
@@ -568,7 +568,7 @@ class Service:
             path = current.path.rsplit("/", 1)[0] + f"/{slug}.yaml"
             write.renames.append((current.path, path))
             if not trashing:
-                self._relink(current, slug, write)
+                self._rewrite_link(current, slug, write)
         record = Record(resource.name, data, path)
         self._stage_edit(current, record, write)
         return record
@@ -666,9 +666,6 @@ class Service:
             data = {k: v for k, v in data.items() if v is not None}
             self._stage_edit(current, Record(current.collection, data, current.path), write)
 
-    def _relink(self, target: Record, new_slug: str, write: Write) -> None:
-        self._rewrite_link(target, new_slug, write)
-
     def _unlink_everywhere(self, target: Record, write: Write) -> None:
         self._rewrite_link(target, None, write)
 
@@ -701,9 +698,6 @@ def _digits(text: str) -> bool:
     """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
     return text.isascii() and text.isdigit() and len(text) < 19
 
-
-def _absent(value: object) -> bool:
-    return value is None
 
 
 def _cost_value(raw: object) -> object:

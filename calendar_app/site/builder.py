@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import inspect
 import logging
 import pickle
 import sys
@@ -427,22 +426,14 @@ def _catalog_digest(fingerprints: dict[int, bytes]) -> str:
 
 
 def _api_public_url(catalog: Catalog, base_url: str) -> str:
-    """The permalink base the live API uses with SITE_URL = base_url: newer api.py
-    takes it from calendar.yaml's `url` (public_url()), older from SITE_URL."""
-    from .. import api
-
-    if hasattr(api, "public_url"):
-        return str(catalog.settings.get("url") or base_url)
-    return base_url
+    """The permalink base the live API uses with SITE_URL = base_url (api.public_url)."""
+    return str(catalog.settings.get("url") or base_url)
 
 
 def _open(content: Path, cache: Path, now: dt.datetime | None) -> Calendar:
-    # A build needs neither a watcher nor a background search indexer; older
-    # open_calendar() signatures have neither option.
-    wanted = {"watch": False, "index_in_background": False}
-    accepted = inspect.signature(open_calendar).parameters
-    extra = {k: v for k, v in wanted.items() if k in accepted}
-    return open_calendar(content, cache / "no-users.yaml", cache, now, **extra)
+    # A build needs neither a watcher nor a background search indexer.
+    return open_calendar(content, cache / "no-users.yaml", cache, now, watch=False,
+                         index_in_background=False)
 
 
 def build(options: Options) -> Report:
