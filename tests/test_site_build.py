@@ -206,6 +206,31 @@ def test_event_feed_values(site: Path) -> None:
         e["CATEGORIES"].to_ical()) for e in jazz.walk("VEVENT"))
 
 
+def test_event_feed_text_round_trips(tmp_path: Path) -> None:
+    """Escaping and folding (RFC 5545 3.1, 3.3.11): what a client parses is what was
+    written, multi-byte characters are never cut, no line passes 75 octets."""
+    content = copy_sample(tmp_path / "content")
+    title = "Jazz; Blues, and a \\ back-slash: Café ☕ " + "Ünïcödé " * 12
+    organizer = content / "organizers/inland-chamber-players.yaml"
+    organizer.write_text(organizer.read_text().replace(
+        "name: Inland Chamber Players", 'name: Inland "Chamber"; Players, Inc.'))
+    event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
+    event.write_text(event.read_text().replace(
+        "title: Holiday Messiah Sing-Along", "title: " + json.dumps(title)))
+    build(make_options(content, tmp_path / "public", tmp_path))
+    raw = (tmp_path / "public/event/holiday-messiah-sing-along-2026/event.ics").read_bytes()
+    assert all(len(line) <= 75 for line in raw.split(b"\r\n"))
+    raw.decode("utf-8")  # every folded piece is whole characters
+    (parsed,) = icalendar.Calendar.from_ical(raw).walk("VEVENT")
+    assert str(parsed["SUMMARY"]) == title.strip()
+    assert "Scores are available to borrow at the door" in str(parsed["DESCRIPTION"])
+    assert parsed["ORGANIZER"].params["CN"] == "Inland 'Chamber'; Players, Inc."
+    assert str(parsed["ORGANIZER"]) == "mailto:tickets@inlandchamber.example.org"
+    assert parsed["LOCATION"].startswith("Magnolia Arts Center, ")
+    assert [str(c) for c in parsed["CATEGORIES"].cats] == ["Classical", "Music"]
+    assert parsed["TRANSP"] == "OPAQUE" and parsed["STATUS"] == "CONFIRMED"
+
+
 # -- JSON snapshots ----------------------------------------------------------------
 def test_snapshots_match_live_api(site: Path, tmp_path: Path) -> None:
     app = create_app({"CONTENT_DIR": str(SAMPLE), "USERS_FILE": str(tmp_path / "u.yaml"),

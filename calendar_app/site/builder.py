@@ -27,7 +27,7 @@ from .progress import Progress
 from .render import make_environment, templates_digest
 from .snapshots import ListSnapshotError, ListSnapshots, single_outputs
 
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 PARALLEL_MIN = 2000  # outputs to render before forking is worth it (~20 ms a fork)
 DEFAULT_OUT = BUNDLED_CONTENT.parent / "public"
 
