@@ -72,7 +72,7 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
             lines.append(f"ORGANIZER;CN={_param(organizer.name)}:mailto:{email}")
     lines += ["STATUS:CONFIRMED", f"TRANSP:{'TRANSPARENT' if event.all_day else 'OPAQUE'}",
               "END:VEVENT", ""]
-    return "\r\n".join(fold(line) for line in lines).encode("utf-8")
+    return b"\r\n".join(fold(line) for line in lines)
 
 
 def _utc_stamp(local: dt.datetime, zone_name: str) -> str:
@@ -96,22 +96,21 @@ def _param(value: str) -> str:
     return '"' + _CONTROLS.sub("", value.replace('"', "'")) + '"'
 
 
-def fold(line: str) -> str:
-    """Lines longer than 75 octets split with CRLF + space, never inside a character."""
-    if len(line) <= 75 and (line.isascii() or len(line.encode("utf-8")) <= 75):
-        return line
-    parts: list[str] = []
-    current: list[str] = []
-    size, limit = 0, 75
-    for char in line:
-        width = 1 if char < "\x80" else len(char.encode("utf-8"))
-        if size + width > limit:
-            parts.append("".join(current))
-            current, size, limit = [], 0, 74  # the leading space takes an octet
-        current.append(char)
-        size += width
-    parts.append("".join(current))
-    return "\r\n ".join(parts)
+def fold(line: str) -> bytes:
+    """A content line, UTF-8, over 75 octets split with CRLF + space (3.1), never
+    inside a character."""
+    data = line.encode("utf-8")
+    if len(data) <= 75:
+        return data
+    parts, start, limit = [], 0, 75
+    while len(data) - start > limit:
+        cut = start + limit
+        while data[cut] & 0xC0 == 0x80:  # a continuation byte: cut before its character
+            cut -= 1
+        parts.append(data[start:cut])
+        start, limit = cut, 74  # the leading space takes an octet
+    parts.append(data[start:])
+    return b"\r\n ".join(parts)
 
 
 @lru_cache(maxsize=256)
@@ -135,7 +134,7 @@ def feed(events: Iterable[EventView], title: str, vevents: Callable[[EventView],
             span = years.setdefault(event.tzname, [event.start.year, event.end.year])
             span[0] = min(span[0], event.start.year)
             span[1] = max(span[1], event.end.year)
-    parts = ["".join(fold(line) + "\r\n" for line in head).encode("utf-8")]
+    parts = [b"".join(fold(line) + b"\r\n" for line in head)]
     parts += [vtimezone(tzid, low, high) for tzid, (low, high) in sorted(years.items())]
     parts += [vevents(event) for event in events]
     parts.append(_END)
