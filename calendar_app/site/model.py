@@ -229,18 +229,24 @@ class SiteModel:
 
     def snapshot_body(self, record: Record) -> dict:
         """The representation as the live API builds it (its own permalink base)."""
-        if self.api_rep is None or self.api_rep.site_url == self.rep.site_url:
-            return self.body(record)
         found = self.api_bodies.get(record.id)
         if found is None:
-            found = self.api_bodies[record.id] = self.api_rep.represent(record, single=True)
+            rep = self.api_rep or self.rep
+            found = self.api_bodies[record.id] = rep.represent(record, single=True)
         return found
 
     def body(self, record: Record) -> dict:
-        """The single-read representation of a record, computed once per build."""
+        """What pages read of the single-read representation, once per build: the
+        snapshot's, with the members that hold the permalink base made with the page's
+        (pages read `image` and `url`; the rest, HTML and dates, is base-free). Half
+        the cost of a second representation per event."""
         found = self.bodies.get(record.id)
         if found is None:
-            found = self.bodies[record.id] = self.rep.represent(record, single=True)
+            found = self.snapshot_body(record)
+            if self.api_rep is not None and self.api_rep.site_url != self.rep.site_url:
+                found = {**found, "url": self.rep.url(record),
+                         "image": self.rep.image(record.get("image"))}
+            self.bodies[record.id] = found
         return found
 
     # -- lookups ---------------------------------------------------------------
