@@ -59,6 +59,26 @@ def test_lists_and_home(site: Path) -> None:
     assert "No past events." in read(site, "events/past/index.html")
 
 
+def pager(page: str) -> list[str]:
+    """The pager's items: page numbers, "…" for a gap, "[n]" for the current page."""
+    nav = re.search(r'<nav class="pager".*?</nav>', page, re.DOTALL)
+    assert nav
+    items = re.findall(r'<li[^>]*>(?:<a href="([^"]*)"( aria-current="page")?[^>]*>'
+                       r'([^<]*)</a>|(…))</li>', nav.group(0))
+    return [gap or (f"[{text}]" if current else text) for _, current, text, gap in items]
+
+
+def test_pager_shows_a_window_of_pages(site: Path) -> None:
+    # 52 upcoming events, 10 a page: 6 pages.
+    first = read(site, "events/list/index.html")
+    assert pager(first) == ["[1]", "2", "3", "…", "6", "Next page →"]
+    assert pager(read(site, "events/list/page/4/index.html")) == [
+        "← Previous page", "1", "2", "3", "[4]", "5", "6", "Next page →"]
+    assert pager(read(site, "events/list/page/6/index.html")) == [
+        "← Previous page", "1", "…", "4", "5", "[6]"]
+    assert 'href="../../../../events/list/page/3/index.html"' in read(site, "events/list/page/4/index.html")
+
+
 def day_cell(page: str, date: str) -> str:
     match = re.search(rf'<td [^>]*data-date="{date}".*?</td>', page, re.DOTALL)
     assert match, date
@@ -73,7 +93,8 @@ def test_month_grid(site: Path) -> None:
     # A two-day event spans both of its days.
     assert "slot-start" in day_cell(page, "2026-12-05")
     assert "December Makers Market" in day_cell(page, "2026-12-06")
-    assert 'href="../2027-01/index.html"' in page and 'href="../2026-11/index.html"' in page
+    assert 'href="../../../events/month/2027-01/index.html"' in page
+    assert 'href="../../../events/month/2026-11/index.html"' in page
     today = read(site, "events/month/2026-11/index.html")
     assert 'aria-current="date"' in day_cell(today, "2026-11-21")
     # Every month from today's to the last event's exists, events or not, so the

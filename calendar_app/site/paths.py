@@ -49,35 +49,32 @@ def day(day: dt.date) -> str:
 
 
 def relative(target: str, source: str) -> str:
-    """A link from output `source` to output `target`, both relative to the site root."""
-    return _relative(target, posixpath.dirname(source))
+    """A link from output `source` to output `target`, both relative to the site root.
+
+    Outputs in the source's folder are linked directly; any other goes up to the root
+    and down again ("../../events/list/index.html" from an event page). Not always the
+    shortest path, but one answer per target and depth: pages in their own folders
+    (every event) share them instead of each working out its own.
+    """
+    folder = posixpath.dirname(source)
+    if not target or ".." in target or target.startswith("/") or ".." in folder:
+        return _slow_relative(target, folder)
+    if folder and target.startswith(folder + "/"):
+        return _quote(target[len(folder) + 1:] or "./")
+    return _from_depth(target, folder.count("/") + 1 if folder else 0)
 
 
-@lru_cache(maxsize=262144)
-def _relative(target: str, start: str) -> str:
-    # Keyed by the source's folder: every output of a folder shares the answers.
-    if ".." in target or ".." in start or target.startswith("/") or start.startswith("/"):
-        return _slow_relative(target, start)
-    # posixpath.relpath without abspath() (a getcwd() per call made it most of the
-    # cost of rendering a page): both paths are relative to the same root.
-    norm = posixpath.normpath(target or ".")
-    to = [] if norm == "." else norm.split("/")
-    norm = posixpath.normpath(start or ".")
-    frm = [] if norm == "." else norm.split("/")
-    common = 0
-    for a, b in zip(to, frm):
-        if a != b:
-            break
-        common += 1
-    parts = [".."] * (len(frm) - common) + to[common:]
-    rel = "/".join(parts) if parts else "."
-    if target.endswith("/") and not rel.endswith("/"):
-        rel += "/"
-    return quote(rel, safe="/#?=&%.-_~")
+@lru_cache(maxsize=65536)
+def _from_depth(target: str, depth: int) -> str:
+    return _quote("../" * depth + target)
+
+
+def _quote(path: str) -> str:
+    return quote(path, safe="/#?=&%.-_~")
 
 
 def _slow_relative(target: str, start: str) -> str:
     rel = posixpath.relpath(target or ".", start or ".")
     if target.endswith("/") and not rel.endswith("/"):
         rel += "/"
-    return quote(rel, safe="/#?=&%.-_~")
+    return _quote(rel)

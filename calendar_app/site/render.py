@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import posixpath
 from pathlib import Path
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, pass_context, select_autoescape
@@ -77,37 +76,26 @@ def cached_item(ctx, event: EventView, heading: str, macro) -> Markup:
     return found
 
 
-_LINKS: dict[tuple[str, int, str], list[str]] = {}
+PAGER_REACH = 2  # pages shown on each side of the current one
 
 
 @pass_context
 def page_links(ctx, pagination) -> Markup:
-    """The pager's numbered links, as `<li>` lines (the loop it replaces is in git).
-
-    From page N of a list, the link to any other page M is the same for every N
-    ("../M/index.html"), so the line list is made once per list and only page N's
-    own line (aria-current, a different href) differs from page to page.
-    """
-    page_path, number, base = ctx["page_path"], pagination.number, pagination.base
-    folder = posixpath.dirname(page_path)
-    generic = folder == f"{base}page/{number}" and not ctx.get("absolute_root")
-    key = (base, pagination.pages, f"{base}page/0" if generic else folder)
-    lines = _LINKS.get(key) if generic else None
-    if lines is None:
-        # A page "0" stands for every page N: same depth, never a link target.
-        source = f"{key[2]}/index.html"
-        lines = []
-        for n in range(1, pagination.pages + 1):
-            target = paths.list_page(base, n)
-            href = paths.relative(target, source) if generic else _url(ctx, target)
-            lines.append(f'    <li><a href="{escape(href)}">{n}</a></li>')
-        if generic:
-            if len(_LINKS) > 64:
-                _LINKS.clear()
-            _LINKS[key] = lines
-    here = escape(_url(ctx, paths.list_page(base, number)))
-    mine = f'    <li><a href="{here}" aria-current="page">{number}</a></li>'
-    return Markup("\n".join([*lines[:number - 1], mine, *lines[number:]]))
+    """The pager's numbered links, as `<li>` lines: the first and last pages and those
+    near the current one, gaps shown as an ellipsis (a list of 1,000 pages does not
+    put 1,000 links on each of them)."""
+    number, pages = pagination.number, pagination.pages
+    shown = sorted({1, pages, *range(max(1, number - PAGER_REACH),
+                                     min(pages, number + PAGER_REACH) + 1)})
+    lines, previous = [], 0
+    for n in shown:
+        if n > previous + 1:
+            lines.append('    <li class="gap" aria-hidden="true">…</li>')
+        href = escape(_url(ctx, paths.list_page(pagination.base, n)))
+        current = ' aria-current="page"' if n == number else ""
+        lines.append(f'    <li><a href="{href}"{current}>{n}</a></li>')
+        previous = n
+    return Markup("\n".join(lines))
 
 
 def long_date(day: dt.date | dt.datetime) -> str:
