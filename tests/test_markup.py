@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from calendar_app import markup
 from calendar_app.markup import plain_text, render_excerpt, render_html, render_title
 
 
@@ -193,3 +194,20 @@ def test_render_title_never_emits_tags(text: str) -> None:
     assert "<" not in out and ">" not in out
     assert "'" not in out and '"' not in out
     assert out == out.strip()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aZ09 .,;:?!%@/$'\"()-")), min_size=1, max_size=40)
+       | st.text(min_size=1, max_size=40))
+def test_plain_line_shortcut_agrees_with_markdown(text: str) -> None:
+    """The shortcut for one plain line gives what Markdown and the sanitizer give."""
+    if markup._PLAIN_LINE.fullmatch(text) and not text.endswith(" "):
+        slow = markup._sanitize(markup._converter().reset().convert(text))
+        assert markup.render_html.__wrapped__(text) == slow
+
+
+def test_plain_line_shortcut_examples() -> None:
+    assert markup._PLAIN_LINE.fullmatch("Doors at 7pm: all-ages, free (bring a friend)!")
+    for syntax in ("1. first", "- item", "a_b_", "Tom & Jerry", "*x*", "# Title", "a | b",
+                   "Café"):
+        assert not markup._PLAIN_LINE.fullmatch(syntax), syntax
