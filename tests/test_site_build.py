@@ -162,6 +162,21 @@ def test_collection_pages(site: Path) -> None:
     assert (site / "tag/free/index.html").exists()
 
 
+def test_collection_pages_are_paginated(site: Path) -> None:
+    # 21 upcoming events tagged "free", 10 a page.
+    first, last = read(site, "tag/free/index.html"), read(site, "tag/free/page/3/index.html")
+    assert first.count('class="event-item"') == 10 and last.count('class="event-item"') == 1
+    assert pager(first) == ["[1]", "2", "3", "Next page →"]
+    assert pager(last) == ["← Previous page", "1", "2", "[3]"]
+    assert "<title>Tag: Free (page 3) · " in last
+    assert not (site / "tag/free/page/4").exists()
+    assert "page/2" not in read(site, "venue/the-blue-lantern/index.html")  # 7 events
+    titles = [re.findall(r'class="event-title"><a [^>]*>([^<]*)<', read(site, page))
+              for page in ("tag/free/index.html", "tag/free/page/2/index.html",
+                           "tag/free/page/3/index.html")]
+    assert len({t for page in titles for t in page}) == 21  # each event on one page
+
+
 def test_machine_files(site: Path) -> None:
     assert 'href="/calendar/events/list/index.html"' in read(site, "404.html")
     assert "Sitemap: https://example.org/calendar/sitemap.xml" in read(site, "robots.txt")

@@ -87,26 +87,34 @@ class Pages:
             yield self.event_page(event)
         for record in (*self.model.venues, *self.model.organizers,
                        *self.model.categories, *self.model.tags):
-            yield self.collection_page(record)
+            yield from self.collection_pages(record)
         yield Output(paths.NOT_FOUND, (), self.this_month, self.not_found)
 
+    def per_page(self) -> int:
+        return max(1, int(self.model.settings.get("per_page") or 10))
+
+    def paged(self, base: str, events: list[EventView]) -> Iterator[tuple[list[EventView],
+                                                                          Pagination]]:
+        """`events` cut into pages of `per_page`: page 1 at `base`, N at `base`page/N/."""
+        size = self.per_page()
+        pages = max(1, math.ceil(len(events) / size))
+        for number in range(1, pages + 1):
+            yield events[(number - 1) * size: number * size], Pagination(number, pages, base)
+
     def lists(self) -> Iterator[Output]:
-        per_page = max(1, int(self.model.settings.get("per_page") or 10))
         for base, events, heading, empty, section in (
                 (paths.UPCOMING, self.model.upcoming, "Upcoming events",
                  "No upcoming events.", "upcoming"),
                 (paths.PAST, self.model.past, "Past events", "No past events.", "past")):
-            pages = max(1, math.ceil(len(events) / per_page))
-            for number in range(1, pages + 1):
-                chunk = events[(number - 1) * per_page: number * per_page]
+            for chunk, pagination in self.paged(base, events):
+                number, pages = pagination.number, pagination.pages
                 outputs = [paths.list_page(base, number)]
                 if base == paths.UPCOMING and number == 1:
                     outputs.append(paths.HOME)  # the home page is the first upcoming page
                 for path in outputs:
                     yield Output(path, listing_deps(chunk),
                                  f"list {number}/{pages} {[e.id for e in chunk]}",
-                                 self._list(path, chunk, Pagination(number, pages, base),
-                                            heading, empty, section))
+                                 self._list(path, chunk, pagination, heading, empty, section))
 
     def _list(self, path: str, events: list[EventView], pagination: Pagination,
               heading: str, empty: str, section: str):
@@ -184,25 +192,36 @@ class Pages:
             term_paths={t.id: model.page_of(t) for t in (*e.categories, *e.tags)},
             organizer_paths={o.id: model.page_of(o) for o in e.organizers})
 
-    def collection_page(self, record: Record) -> Output:
+    def collection_pages(self, record: Record) -> Iterator[Output]:
+        """A record's page, its upcoming events paginated like the lists."""
         model = self.model
-        path = model.page_of(record)
+        base = paths.folder(model.page_of(record))
         events = model.upcoming_of(record)
         extra: list[Record] = []
         if record.collection == "categories":
             extra = [*model.parents(record), *model.descendants(record)]
-        return Output(path, (record.id, *ids(extra), *listing_deps(events)),
-                      f"{record.collection} {[e.id for e in events]} "
-                      f"{media_stamp(model, record.get('image'))}",
-                      lambda: self._collection(record, path, events))
+        stamp = media_stamp(model, record.get("image"))
+        for chunk, pagination in self.paged(base, events):
+            path = paths.list_page(base, pagination.number)
+            yield Output(path, (record.id, *ids(extra), *listing_deps(chunk)),
+                         f"{record.collection} {pagination.number}/{pagination.pages} "
+                         f"{[e.id for e in chunk]} {stamp}",
+                         self._collection(record, path, chunk, pagination))
 
-    def _collection(self, record: Record, path: str, events: list[EventView]) -> bytes:
+    def _collection(self, record: Record, path: str, events: list[EventView],
+                    pagination: Pagination):
+        return lambda: self._render_collection(record, path, events, pagination)
+
+    def _render_collection(self, record: Record, path: str, events: list[EventView],
+                           pagination: Pagination) -> bytes:
         model = self.model
         kinds = {"venues": "Venue", "organizers": "Organizer", "categories": "Category",
                  "tags": "Tag"}
         context: dict = {"record": record, "kind": kinds[record.collection],
                          "heading": f"{kinds[record.collection]}: {record.name}",
-                         "events": events, "ics_path": paths.folder(path) + "calendar.ics"}
+                         "events": events, "pagination": pagination,
+                         "canonical": self.base_url + paths.folder(path),
+                         "ics_path": pagination.base + "calendar.ics"}
         body = model.rep.represent(record) if not record.resource.is_term else None
         if body is not None:
             context["description"] = Markup(body.get("description", ""))
