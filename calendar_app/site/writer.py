@@ -14,10 +14,16 @@ def write(out: Path, relpath: str, data: bytes) -> None:
     if target.parent not in _made:
         target.parent.mkdir(parents=True, exist_ok=True)
         _made.add(target.parent)
-    # Temp file + rename: a server never sees half a page.
-    tmp = target.with_name(f".{target.name}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
+    # Temp file + rename: a server never sees half a page. Plain descriptors: a file
+    # object per output cost a tenth of a 40,000-file build's writing.
+    tmp = f"{target.parent}/.{target.name}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
     os.replace(tmp, target)
 
 
