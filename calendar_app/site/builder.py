@@ -8,10 +8,10 @@ import logging
 import pickle
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from .. import dates
@@ -77,6 +77,45 @@ class _CountingCatalog:
         if count is None:
             count = self._counts[record.id] = self._catalog.term_count(record)
         return count
+
+
+class _BuildRepresenter(Representer):
+    """The representation with the parts that 10,000 events share made once per build:
+    their venues, organizers and terms are a few dozen records. The dicts are shared
+    between bodies; nothing changes them in place (page JSON-LD is pruned into a copy
+    before it is edited)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._memo: dict[tuple, Any] = {}
+
+    def _once(self, key: tuple, make: Callable[[], Any]) -> Any:
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = make()
+        return found
+
+    def venue(self, record: Record, single: bool = False) -> dict:
+        return self._once(("venue", record.id, single),
+                          lambda: super(_BuildRepresenter, self).venue(record, single))
+
+    def organizer(self, record: Record, single: bool = False) -> dict:
+        return self._once(("organizer", record.id, single),
+                          lambda: super(_BuildRepresenter, self).organizer(record, single))
+
+    def venue_json_ld(self, record: Record) -> dict:
+        return self._once(("venue_ld", record.id),
+                          lambda: super(_BuildRepresenter, self).venue_json_ld(record))
+
+    def organizer_json_ld(self, record: Record) -> dict:
+        return self._once(("organizer_ld", record.id),
+                          lambda: super(_BuildRepresenter, self).organizer_json_ld(record))
+
+    def _embedded_terms(self, collection: str, slugs: object) -> list[dict]:
+        key = tuple(slugs) if isinstance(slugs, list) else slugs
+        return self._once(("terms", collection, key),
+                          lambda: super(_BuildRepresenter, self)._embedded_terms(
+                              collection, slugs))
 
 
 # Fields whose change shows in an event's own outputs and the lists that carry it,
@@ -169,11 +208,11 @@ class Builder:
         full = outputs is None
         if outputs is None:
             self._last = None
-            rep = Representer(_CountingCatalog(catalog),  # type: ignore[arg-type]
-                              base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
+            rep = _BuildRepresenter(_CountingCatalog(catalog),  # type: ignore[arg-type]
+                                    base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
             model = SiteModel(rep.catalog, rep, now)  # type: ignore[arg-type]
-            model.api_rep = Representer(rep.catalog, _api_public_url(catalog, base_url),
-                                        rep.rest_root)
+            model.api_rep = _BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
+                                              rep.rest_root)
             pages = Pages(model, self.env, base_url)
             outputs = list(self._plan(model, pages, fingerprints, common))
             outputs.append(feeds.sitemap(pages, outputs))
