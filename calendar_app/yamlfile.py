@@ -53,12 +53,15 @@ def load(data: bytes) -> dict:
         raise YamlError("file is not valid UTF-8", line) from None
     if "\x00" in text:
         raise YamlError("file contains a NUL byte", text[: text.index("\x00")].count("\n") + 1)
-    # Aliases are what make billion-laughs bombs; records never need them.
-    for token_line, token in _alias_or_tag(text):
-        raise YamlError(f"YAML {token} are not allowed in record files", token_line)
     _check_nesting(text)
+    loader = _Loader(text)
     try:
-        value = yaml.load(text, Loader=_Loader)
+        node = loader.get_single_node()
+        if node is not None:
+            # Aliases are what make billion-laughs bombs; records never need them.
+            # The composed graph is checked before anything is constructed.
+            _refuse_aliases_and_tags(node)
+        value = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
@@ -67,6 +70,8 @@ def load(data: bytes) -> dict:
         raise YamlError(str(exc)) from None
     except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a 100,000-digit number
         raise YamlError(f"a value cannot be read: {str(exc)[:120]}") from None
+    finally:
+        loader.dispose()
     if value is None:
         value = {}
     if not isinstance(value, dict):
@@ -102,18 +107,29 @@ def _check_nesting(text: str) -> None:
         return  # the parser reports the syntax error with its position
 
 
-def _alias_or_tag(text: str):
-    """Yield (line, kind) for anchors, aliases and explicit tags, using the scanner."""
-    if "&" not in text and "*" not in text and "!" not in text:
-        return
-    try:
-        for token in yaml.scan(text, Loader=_Loader):
-            if isinstance(token, yaml.AliasToken | yaml.AnchorToken):
-                yield token.start_mark.line + 1, "anchors and aliases"
-            elif isinstance(token, yaml.TagToken):
-                yield token.start_mark.line + 1, "tags"
-    except yaml.YAMLError:
-        return  # the parser reports the syntax error with its position
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in (
+    "str", "int", "float", "bool", "null", "timestamp", "map", "seq"))
+
+
+def _refuse_aliases_and_tags(root: yaml.Node) -> None:
+    """An alias makes a node appear twice in the graph; a tag other than the plain
+    types (`!!python/object`, `!custom`) would construct something else."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            raise YamlError("YAML anchors and aliases are not allowed in record files",
+                            node.start_mark.line + 1)
+        seen.add(id(node))
+        if node.tag not in _PLAIN_TAGS:
+            raise YamlError("YAML tags are not allowed in record files",
+                            node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack += (key, value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
 
 
 class _CanonicalDumper(yaml.SafeDumper):
@@ -166,8 +182,17 @@ def _rt() -> YAML:
     return rt
 
 
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def _reads_as_other_type(value: str) -> bool:
+    """ruamel writes YAML 1.2, where `NO`, `on` or `1_000` are plain strings; our
+    loader reads YAML 1.1, where they are a bool and a number: such text is quoted."""
+    return _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) != "tag:yaml.org,2002:str"
+
+
 def _rt_value(value: object) -> object:
-    if isinstance(value, str) and _SPECIAL.search(value):
+    if isinstance(value, str) and (_SPECIAL.search(value) or _reads_as_other_type(value)):
         return DoubleQuotedScalarString(value)  # escaped, whatever style the key had
     if isinstance(value, str) and "\n" in value.strip("\n"):
         return LiteralScalarString(value.rstrip("\n") + "\n")
@@ -186,7 +211,7 @@ def _replace_items(seq: CommentedSeq, items: list) -> None:
     trailing = seq.ca.items.get(len(seq) - 1)
     del seq[:]
     seq.ca.items.clear()
-    seq.extend(items)
+    seq.extend(_rt_value(item) for item in items)
     if trailing is not None:
         seq.ca.items[len(items) - 1] = trailing
 

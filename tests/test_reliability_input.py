@@ -215,6 +215,15 @@ def test_comment_keeping_edit_round_trip(record: Record, changes: dict) -> None:
     assert yamlfile.load(edited.encode()) == _normalize_strings(expected)
 
 
+@pytest.mark.parametrize("text", ["NO", "on", "Off", "1_000", "0x1F", "2026-01-01", "~", "12"])
+def test_edit_quotes_text_that_yaml_1_1_reads_as_another_type(text: str) -> None:
+    """ruamel writes YAML 1.2 (where `NO` is a string), the loader reads 1.1 (a bool)."""
+    edited = yamlfile.edit("id: 1\ncost: x\ntags:\n  - a\n",
+                           {"cost": text, "tags": [text, "b"]}, ["id", "cost", "tags"])
+    assert yamlfile.load(edited.encode()) == {"id": 1, "cost": text, "tags": [text, "b"]}
+    assert f'cost: "{text}"' in edited
+
+
 # -- hostile record files ----------------------------------------------------------------
 HOSTILE: dict[str, bytes] = {
     "billion-laughs": b"id: 1\ntitle: &a [lol, lol, lol]\nb: &b [*a, *a, *a, *a]\n"
