@@ -8,10 +8,13 @@ for titles.
 
 from __future__ import annotations
 
+import hashlib
 import html as _html
 import re
 import threading
 from functools import lru_cache
+from importlib.metadata import version as _version
+from pathlib import Path
 
 import markdown
 import nh3
@@ -106,20 +109,56 @@ def _converter() -> markdown.Markdown:
 _PLAIN_LINE = re.compile(r"(?![0-9]+[.)])[A-Za-z0-9\"'][A-Za-z0-9 .,;:?!%@/$'\"()-]*")
 
 
+# Renderings made earlier by this same code (a static build keeps its last run's):
+# taken as they are instead of converting again.
+_known: dict[str, str] = {}
+_learned: dict[str, str] = {}
+_learning = False
+
+
+def remember(rendered: dict[str, str]) -> None:
+    """Use these renderings (text -> HTML), made by code with the same `fingerprint()`,
+    and from now on note new ones for `learned()`."""
+    global _learning
+    _known.clear()
+    _known.update(rendered)
+    _learned.clear()
+    _learning = True
+    render_html.cache_clear()
+
+
+def learned() -> dict[str, str]:
+    """Texts converted since `remember()` (none are noted before it is called)."""
+    return dict(_learned)
+
+
+def fingerprint() -> str:
+    """Changes with this module and the Markdown and sanitizer libraries."""
+    digest = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=8)
+    digest.update(f"{markdown.__version__} {_version('nh3')}".encode())
+    return digest.hexdigest()
+
+
 # Rendering Markdown costs milliseconds; the same texts are rendered again and again.
 @lru_cache(maxsize=32768)
 def render_html(text: str | None) -> str:
     """Safe HTML for a stored description (Markdown or HTML), trimmed; ``""`` if empty."""
     if not text or not text.strip():
         return ""
+    found = _known.get(text)
+    if found is not None:
+        return found
     if _PLAIN_LINE.fullmatch(text) and not text.endswith(" "):
         return f"<p>{text}</p>"
+    original = text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if _HAS_BLOCK.search(text):
-        rendered = _autop(text)
+        rendered = _sanitize(_autop(text))
     else:
-        rendered = _converter().reset().convert(text)
-    return _sanitize(rendered)
+        rendered = _sanitize(_converter().reset().convert(text))
+    if _learning:
+        _learned[original] = rendered
+    return rendered
 
 
 @lru_cache(maxsize=32768)

@@ -482,3 +482,31 @@ def test_cli_module_form() -> None:
     args = parser.parse_args(["build", "--out", "x", "--strict", "--base-url", "https://a/"])
     assert args.strict and args.out == Path("x") and args.base_url == "https://a/"
     assert args.content == SAMPLE and not args.watch
+
+
+def test_markdown_renderings_are_kept_between_builds(tmp_path: Path, monkeypatch) -> None:
+    """A build converts each description once; the next one (a new process, a new
+    output folder, same cache) converts only texts it has not seen."""
+    from calendar_app import markup
+
+    conversions: list[int] = []
+    make = markup._converter
+
+    def counting():
+        conversions.append(1)
+        return make()
+    monkeypatch.setattr(markup, "_converter", counting)
+    content = copy_sample(tmp_path / "content")
+    build(make_options(content, tmp_path / "one", tmp_path))
+    assert len(conversions) > 40
+    conversions.clear()
+    build(make_options(content, tmp_path / "two", tmp_path))
+    assert conversions == []
+    page = "event/holiday-messiah-sing-along-2026/index.html"
+    assert (tmp_path / "one" / page).read_bytes() == (tmp_path / "two" / page).read_bytes()
+    event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
+    event.write_text(event.read_text().replace("A beloved December tradition",
+                                               "A *cherished* December tradition"))
+    build(make_options(content, tmp_path / "three", tmp_path))
+    assert len(conversions) == 1
+    assert "A <em>cherished</em> December tradition" in (tmp_path / "three" / page).read_text()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
-import pickle
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-from .. import dates
+from .. import dates, markup
 from ..app import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
 from ..catalog import Catalog, Problem
 from ..records import Record
@@ -26,6 +25,7 @@ from .plan import Output, fingerprint, signature
 from .progress import Progress
 from .render import make_environment, templates_digest
 from .snapshots import ListSnapshotError, ListSnapshots, single_outputs
+from .stash import Stash
 
 BUILDER_VERSION = "2"
 PARALLEL_MIN = 2000  # outputs to render before forking is worth it (~20 ms a fork)
@@ -151,9 +151,11 @@ class Builder:
         self.calendar = calendar or _open(Path(options.content), cache, options.now)
         self.cache_dir = Path(self.calendar.cache_dir)
         self.env = make_environment(options.templates)
-        self.vevents: dict[int, tuple[str, bytes]] = {}
-        self._vevents_loaded = False
-        self._vevents_dirty = False
+        # VEVENT bytes by event id (with the signature they were made for), and
+        # Markdown renderings: kept between runs in the cache folder.
+        digest = hashlib.blake2b(str(self.out).encode(), digest_size=6).hexdigest()
+        self.vevents = Stash(self.cache_dir / f"site-vevents-{digest}.pickle")
+        self.renderings = Stash(self.cache_dir / f"site-markup-{markup.fingerprint()}.pickle")
         self.lists = None
         self.workers = parallel.default_workers()
         self._fps: dict[int, tuple[Record, bytes]] = {}
@@ -164,11 +166,6 @@ class Builder:
         self._manifest: tuple[tuple[int, int] | None, dict[str, list[str]]] = (None, {})
         self._previous: dict[str, list[str]] = {}
         self._vevents_before: dict[int, tuple[str, bytes]] = {}
-
-    @property
-    def vevent_cache(self) -> Path:
-        digest = hashlib.blake2b(str(self.out).encode(), digest_size=6).hexdigest()
-        return self.cache_dir / f"site-vevents-{digest}.pickle"
 
     def base_url(self) -> str:
         url = self.options.base_url or str(self.calendar.catalog.settings.get("url") or "")
@@ -243,12 +240,13 @@ class Builder:
         # once (markup's cache holds fewer than 10,000 texts), not once per output.
         early = sorted((item for item in todo if item[0].kind not in late),
                        key=lambda item: item[0].deps[0] if item[0].deps else -1)
-        self._load_vevents()
-        self._vevents_before = dict(self.vevents)
-        results = parallel.run(early, self._render_one, self._vevent_changes,
-                               self._merge_vevents, progress.step,
+        self._vevents_before = dict(self.vevents.data)
+        markup.remember(self.renderings.data)
+        results = parallel.run(early, self._render_one, self._made_here,
+                               self._merge_made, progress.step,
                                workers=self.workers if len(early) >= PARALLEL_MIN else 1)
         results += [self._render_one(item) for item in todo if item[0].kind in late]
+        self.renderings.update(markup.learned())
         for (output, sig), (digest, written, warning) in zip(
                 early + [item for item in todo if item[0].kind in late], results):
             if warning is not None:
@@ -272,7 +270,10 @@ class Builder:
         if current != previous or not (self.out / manifest.NAME).exists():
             manifest.save(self.out, current)
         self._manifest = (self._manifest_stamp(), current)
-        self._save_vevents()
+        self.vevents.save()
+        if full:  # the texts of every record are in the model: forget the others
+            self.renderings.keep_only(_texts(self._last.model if self._last else None))
+        self.renderings.save()
 
     def _fast_plan(self, catalog: Catalog, fingerprints: dict[int, bytes], common: bytes,
                    now: dt.datetime) -> list[Output] | None:
@@ -365,14 +366,17 @@ class Builder:
         writer.write(self.out, output.path, data)
         return digest, True, None
 
-    def _vevent_changes(self) -> dict[int, tuple[str, bytes]]:
-        """VEVENTs a worker made, for the parent's cache (and its feeds)."""
-        return {i: v for i, v in self.vevents.items() if self._vevents_before.get(i) is not v}
+    def _made_here(self) -> tuple[dict, dict]:
+        """What a worker process added to the caches: VEVENTs (the parent's feeds need
+        them) and Markdown renderings."""
+        before = self._vevents_before
+        return ({i: v for i, v in self.vevents.data.items() if before.get(i) is not v},
+                markup.learned())
 
-    def _merge_vevents(self, changes: dict[int, tuple[str, bytes]]) -> None:
-        if changes:
-            self.vevents.update(changes)
-            self._vevents_dirty = True
+    def _merge_made(self, made: tuple[dict, dict]) -> None:
+        vevents, renderings = made
+        self.vevents.update(vevents)
+        self.renderings.update(renderings)
 
     def _plan(self, model: SiteModel, pages: Pages, fingerprints: dict[int, bytes],
               common: bytes) -> Iterator[Output]:
@@ -393,17 +397,16 @@ class Builder:
               common: bytes) -> Iterator[Output]:
         host = urlsplit(pages.base_url).hostname or "localhost"
         title = str(model.settings.get("title") or "Events")
-        self._load_vevents()
         signatures = self._vevent_sigs = {}
 
         def vevent(event: EventView) -> bytes:
             sig = signatures[event.id]
-            cached = self.vevents.get(event.id)
+            cached = self.vevents.data.get(event.id)
             if cached is None or cached[0] != sig:
                 data = ical.vevent(event, model, host,
                                    pages.base_url + paths.folder(event.path))
-                cached = self.vevents[event.id] = (sig, data)
-                self._vevents_dirty = True
+                cached = (sig, data)
+                self.vevents.update({event.id: cached})
             return cached[1]
 
         def deps(events: list[EventView]) -> tuple[int, ...]:
@@ -428,26 +431,6 @@ class Builder:
             yield output(folder + "calendar.ics", model.upcoming_of(record),
                          f"{title}: {record.name}", "ics-feed")
 
-    def _load_vevents(self) -> None:
-        if self._vevents_loaded:
-            return
-        self._vevents_loaded = True
-        try:
-            with open(self.vevent_cache, "rb") as fh:
-                self.vevents = pickle.load(fh)  # our own cache file, under our cache dir
-        except (OSError, pickle.PickleError, EOFError, ValueError):
-            self.vevents = {}
-
-    def _save_vevents(self) -> None:
-        if not self._vevents_dirty:
-            return  # ~1 KB per event: rewriting it unchanged cost 10k-event rebuilds
-        self._vevents_dirty = False
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.vevent_cache.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump(self.vevents, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(self.vevent_cache)
-
     def close(self) -> None:
         if self.lists is not None:
             self.lists.close()
@@ -457,6 +440,15 @@ class Builder:
 
 
 log = logging.getLogger(__name__)
+
+
+def _texts(model: SiteModel | None) -> set[str]:
+    """Descriptions and excerpts of the records a build shows (renderings worth keeping)."""
+    if model is None:
+        return set()
+    records = [*(e.record for e in model.events), *model.venues, *model.organizers]
+    return {text for r in records for name in ("description", "excerpt")
+            if isinstance(text := r.get(name), str)}
 
 
 def _catalog_digest(fingerprints: dict[int, bytes]) -> str:

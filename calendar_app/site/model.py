@@ -161,6 +161,7 @@ class SiteModel:
         self.today = dates.from_utc(self.now_utc, dates.zone(self.site_tz)).date()
         self.bodies: dict[int, dict] = {}
         self._parents: dict[int, list[Record]] = {}
+        self._children: dict[int, list[Record]] = {}
         self.deps: dict[int, tuple[int, ...]] = {}  # event id -> ids its page shows
         self.api_rep: Representer | None = None  # set by the builder for snapshots
         self.api_bodies: dict[int, dict] = {}
@@ -255,12 +256,17 @@ class SiteModel:
         return paths.page(self.rep.url(record)[len(self.rep.site_url):])
 
     def children(self, category: Record) -> list[Record]:
-        return sorted((r for r in self.catalog.linked("categories", category.slug)
-                       if r.collection == "categories"), key=_by_name)
+        # Asked by every page of a category and its parents': once per build each.
+        found = self._children.get(category.id)
+        if found is None:
+            found = self._children[category.id] = sorted(
+                (r for r in self.catalog.linked("categories", category.slug)
+                 if r.collection == "categories"), key=_by_name)
+        return found
 
     def descendants(self, category: Record) -> list[Record]:
         seen: dict[str, Record] = {}
-        stack = self.children(category)
+        stack = list(self.children(category))
         while stack:
             child = stack.pop()
             if child.slug not in seen and child.slug != category.slug:
