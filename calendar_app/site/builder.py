@@ -151,10 +151,10 @@ class Builder:
         self.calendar = calendar or _open(Path(options.content), cache, options.now)
         self.cache_dir = Path(self.calendar.cache_dir)
         self.env = make_environment(options.templates)
-        # VEVENT bytes by event id (with the signature they were made for), and
-        # Markdown renderings: kept between runs in the cache folder.
-        digest = hashlib.blake2b(str(self.out).encode(), digest_size=6).hexdigest()
-        self.vevents = Stash(self.cache_dir / f"site-vevents-{digest}.pickle")
+        # VEVENT bytes by event id (with the signature they were made for: base URL,
+        # templates and records), and Markdown renderings: kept between runs in the
+        # cache folder, whatever the output folder.
+        self.vevents = Stash(self.cache_dir / "site-vevents.pickle")
         self.renderings = Stash(self.cache_dir / f"site-markup-{markup.fingerprint()}.pickle")
         self.lists = None
         self.workers = parallel.default_workers()
@@ -233,9 +233,10 @@ class Builder:
                 current[output.path] = [sig, old[1] if old else ""]
                 todo.append((output, sig))
         progress = Progress(len(todo), self.options.stream, self.options.progress)
-        # Feeds concatenate the VEVENTs that the per-event .ics outputs make, and list
-        # snapshots ask the Flask app: both after the parallel part, in this process.
-        late = {"ics-feed", "json-list"}
+        # List snapshots ask the Flask app, which this process keeps (--watch): they are
+        # made after the parallel part, here. (Feeds are made in either process: a
+        # VEVENT the other one also needs costs 0.1 ms, and most come from the cache.)
+        late = {"json-list"}
         # An event's page, .ics and JSON next to each other: its Markdown is converted
         # once (markup's cache holds fewer than 10,000 texts), not once per output.
         early = sorted((item for item in todo if item[0].kind not in late),
@@ -270,9 +271,10 @@ class Builder:
         if current != previous or not (self.out / manifest.NAME).exists():
             manifest.save(self.out, current)
         self._manifest = (self._manifest_stamp(), current)
+        if full and self._last is not None:  # every record is in the model: forget others
+            self.vevents.keep_only({e.id for e in self._last.model.events})
+            self.renderings.keep_only(_texts(self._last.model))
         self.vevents.save()
-        if full:  # the texts of every record are in the model: forget the others
-            self.renderings.keep_only(_texts(self._last.model if self._last else None))
         self.renderings.save()
 
     def _fast_plan(self, catalog: Catalog, fingerprints: dict[int, bytes], common: bytes,
@@ -442,10 +444,8 @@ class Builder:
 log = logging.getLogger(__name__)
 
 
-def _texts(model: SiteModel | None) -> set[str]:
+def _texts(model: SiteModel) -> set[str]:
     """Descriptions and excerpts of the records a build shows (renderings worth keeping)."""
-    if model is None:
-        return set()
     records = [*(e.record for e in model.events), *model.venues, *model.organizers]
     return {text for r in records for name in ("description", "excerpt")
             if isinstance(text := r.get(name), str)}

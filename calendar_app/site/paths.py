@@ -56,12 +56,18 @@ def relative(target: str, source: str) -> str:
     shortest path, but one answer per target and depth: pages in their own folders
     (every event) share them instead of each working out its own.
     """
-    folder = posixpath.dirname(source)
+    folder, depth = _where(source)
     if not target or ".." in target or target.startswith("/") or ".." in folder:
         return _slow_relative(target, folder)
     if folder and target.startswith(folder + "/"):
         return _quote(target[len(folder) + 1:] or "./")
-    return _from_depth(target, folder.count("/") + 1 if folder else 0)
+    return _from_depth(target, depth)
+
+
+@lru_cache(maxsize=1024)  # a page asks for a dozen links in a row
+def _where(source: str) -> tuple[str, int]:
+    folder = posixpath.dirname(source)
+    return folder, folder.count("/") + 1 if folder else 0
 
 
 @lru_cache(maxsize=65536)

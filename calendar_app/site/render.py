@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from functools import lru_cache
 from pathlib import Path
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, pass_context, select_autoescape
@@ -54,8 +55,9 @@ def _url(ctx, target: str) -> str:
     """A link to a site output from the page being rendered (or an absolute URL)."""
     if not target or "://" in target or target.startswith(("mailto:", "tel:", "#")):
         return target
-    if ctx.get("absolute_root"):
-        return ctx["absolute_root"] + target
+    root = ctx.get("absolute_root")
+    if root:
+        return root + target
     return paths.relative(target, ctx["page_path"])
 
 
@@ -99,11 +101,23 @@ def page_links(ctx, pagination) -> Markup:
 
 
 def long_date(day: dt.date | dt.datetime) -> str:
-    return f"{day:%A}, {day:%B} {day.day}, {day.year}"
+    return _long_date(day.year, day.month, day.day)
 
 
 def short_date(day: dt.date | dt.datetime) -> str:
-    return f"{day:%a}, {day:%b} {day.day}"
+    return _short_date(day.year, day.month, day.day)
+
+
+# strftime is slow and a build formats the same few thousand days 100,000 times.
+@lru_cache(maxsize=8192)
+def _long_date(year: int, month: int, day: int) -> str:
+    date = dt.date(year, month, day)
+    return f"{date:%A}, {date:%B} {day}, {year}"
+
+
+@lru_cache(maxsize=8192)
+def _short_date(year: int, month: int, day: int) -> str:
+    return f"{dt.date(year, month, day):%a, %b} {day}"
 
 
 def month_name(day: dt.date) -> str:
