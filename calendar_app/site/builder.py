@@ -274,8 +274,8 @@ class Builder:
         if full and self._last is not None:  # every record is in the model: forget others
             self.vevents.keep_only({e.id for e in self._last.model.events})
             self.renderings.keep_only(_texts(self._last.model))
-        self.vevents.save()
-        self.renderings.save()
+        # The caches (megabytes) are written by close(), once per session: not after
+        # each --watch rebuild.
 
     def _fast_plan(self, catalog: Catalog, fingerprints: dict[int, bytes], common: bytes,
                    now: dt.datetime) -> list[Output] | None:
@@ -434,6 +434,8 @@ class Builder:
                          f"{title}: {record.name}", "ics-feed")
 
     def close(self) -> None:
+        self.vevents.save()
+        self.renderings.save()
         if self.lists is not None:
             self.lists.close()
         close = getattr(self.calendar, "close", None)
