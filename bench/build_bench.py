@@ -1,15 +1,16 @@
 """Static site build benchmark: our builder vs Hugo on the same generated events.
 
-    python bench/build_bench.py [--sizes 1000 10000] [--keep DIR]
+    python bench/build_bench.py [--sizes 1000 10000] [--rounds 3] [--keep DIR]
 
 For each size: a content tree is generated (the sample calendar's venues, organizers
-and terms, N events with Markdown descriptions), then timed: a full build into an
-empty folder with a cold cache (new process), a no-change rebuild (new process), an
+and terms, N events with Markdown descriptions), then timed: full builds into empty
+folders, cold (no caches) and warm (the caches a build leaves), taking turns with
+Hugo rendering the same events with minimal equivalent templates (one page, one .ics
+and one .json per event, future events included, a paginated list, category and tag
+pages), medians of `--rounds` each; then a no-change rebuild (new process) and an
 incremental rebuild after editing one event (in-process, as `--watch` does, and in a
-new process), and Hugo rendering the same events with minimal equivalent templates
-(one page, one .ics and one .json per event, future events included, a paginated
-list, category and tag pages). Figures are printed and
-written to bench/RESULTS.md as its "Static site" section.
+new process). Figures are printed and written to bench/RESULTS.md as its "Static
+site" section.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -111,26 +113,32 @@ def timed(command: list[str], cwd: Path = REPO) -> float:
     return time.perf_counter() - started
 
 
-def bench(size: int, keep: Path | None) -> dict[str, float | int]:
+def bench(size: int, keep: Path | None, rounds: int) -> dict[str, float | int]:
+    from calendar_app.app import default_cache_dir
     from calendar_app.site import Builder, Options
 
     root = Path(tempfile.mkdtemp(prefix=f"site-bench-{size}-", dir=keep))
     content = generate(root, size)
     figures: dict[str, float | int] = {"events": size}
-    # Hugo first and last (the disk is noisier after 100,000 files): the faster counts.
-    hugo = ["hugo", "--quiet", "-s", str(root / "hugo"), "-d", str(root / "hugo-public")]
-    hugo_times = [timed(hugo)]
+    hugo = ["hugo", "--quiet", "-s", str(root / "hugo")]
 
     def command(out: Path) -> list[str]:
         return [sys.executable, str(REPO / "build.py"), "--content", str(content),
                 "--out", str(out), "--base-url", "https://example.org/"]
-    # Cold: empty output, no caches (pickles made here). Warm: a new empty output
-    # folder with those caches (not the same one emptied: deleting 40,000 files
-    # slows the next writes on this disk for a while).
-    figures["full"] = timed(command(root / "public-cold"))
-    out = root / "public"
+    # This disk's speed swings 2x within minutes: Hugo and our full builds take turns,
+    # each into a new empty folder, and the medians are compared. Cold: no caches at
+    # all (parsed records, search index, renderings); warm: those of the cold run.
+    cold, warm, hugo_times = [], [], []
+    for turn in range(rounds):
+        hugo_times.append(timed([*hugo, "-d", str(root / f"hugo-public-{turn}")]))
+        shutil.rmtree(default_cache_dir(content), ignore_errors=True)
+        cold.append(timed(command(root / f"public-cold-{turn}")))
+        warm.append(timed(command(root / f"public-{turn}")))
+    figures["full"], figures["full_warm_cache"] = median(cold), median(warm)
+    figures["hugo"] = median(hugo_times)
+    figures["hugo_outputs"] = sum(1 for p in (root / "hugo-public-0").rglob("*") if p.is_file())
+    out = root / "public-0"
     build = command(out)
-    figures["full_warm_cache"] = timed(build)
     figures["noop_process"] = timed(build)
     figures["outputs"] = sum(1 for p in out.rglob("*") if p.is_file())
     # An upcoming event: its venue's, organizer's and terms' pages list it too.
@@ -155,9 +163,6 @@ def bench(size: int, keep: Path | None) -> dict[str, float | int]:
     builder.build()
     figures["second_edit_watch"] = time.perf_counter() - started
     builder.close()
-    hugo_times.append(timed(hugo))
-    figures["hugo"] = min(hugo_times)
-    figures["hugo_outputs"] = sum(1 for p in (root / "hugo-public").rglob("*") if p.is_file())
     if keep is None:
         shutil.rmtree(root, ignore_errors=True)
     return figures
@@ -168,6 +173,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--keep", type=Path, default=None,
                         help="generate under this folder and keep the trees")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="full builds of each kind, Hugo's too (medians reported)")
     parser.add_argument("--no-results", action="store_true",
                         help="do not append to bench/RESULTS.md")
     args = parser.parse_args()
@@ -175,12 +182,12 @@ def main() -> None:
         sys.exit("hugo is not installed (apt-get install -y hugo)")
     rows = []
     for size in args.sizes:
-        figures = bench(size, args.keep)
+        figures = bench(size, args.keep, args.rounds)
         print(figures, flush=True)
         rows.append(figures)
-    table = [("| events | outputs | full (cold) | full (warm cache) | no-op rebuild | "
+    table = [("| events | outputs | full, cold | full, warm cache | no-op rebuild | "
               "1 edit, new process | 1 edit, --watch (written) | 2nd edit, --watch | "
-              "Hugo (pages) | ratio |"),
+              "Hugo (files) | ratio cold / warm |"),
              "|---|---|---|---|---|---|---|---|---|---|"]
     for f in rows:
         table.append(
@@ -188,7 +195,7 @@ def main() -> None:
             f"{f['full_warm_cache']:.2f} s | {f['noop_process']:.2f} s | "
             f"{f['one_edit_process']:.2f} s | {f['one_edit_watch']:.2f} s "
             f"({f['one_edit_written']}) | {f['second_edit_watch']:.2f} s | {f['hugo']:.2f} s ({f['hugo_outputs']:,}) | "
-            f"{f['full'] / f['hugo']:.1f}x |")
+            f"{f['full'] / f['hugo']:.1f}x / {f['full_warm_cache'] / f['hugo']:.1f}x |")
     text = "\n".join(table)
     print(text)
     if not args.no_results:
