@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
@@ -133,12 +134,15 @@ class _Last:
     outputs: list[Output]
     common: bytes
     fingerprints: dict[int, bytes]
-    shown_by: dict[int, list[int]] = field(default_factory=dict)  # record id -> outputs
 
-    def __post_init__(self) -> None:
+    @cached_property
+    def shown_by(self) -> dict[int, list[int]]:
+        """Record id -> indexes of the outputs that show it (made at the first edit)."""
+        found: dict[int, list[int]] = {}
         for index, output in enumerate(self.outputs):
             for record_id in set(output.deps):
-                self.shown_by.setdefault(record_id, []).append(index)
+                found.setdefault(record_id, []).append(index)
+        return found
 
 
 class Builder:
@@ -163,6 +167,7 @@ class Builder:
         self._changed_files: set[str] = set()
         self._settings = ""
         self._vevent_sigs: dict[int, str] = {}
+        self._sig_inputs: tuple[dict[int, bytes], bytes] = ({}, b"")
         self._manifest: tuple[tuple[int, int] | None, dict[str, list[str]]] = (None, {})
         self._previous: dict[str, list[str]] = {}
         self._vevents_before: dict[int, tuple[str, bytes]] = {}
@@ -302,15 +307,10 @@ class Builder:
         if any(low <= e.end_utc < high for e in model.listed):
             return None  # an event moved from upcoming to past since
         model.now_utc = now_utc
+        self._sig_inputs = (fingerprints, common)
         for record_id in changed:
             model.refresh_event(views[record_id], catalog.records[record_id])
             self._vevent_sigs.pop(record_id, None)
-        for event in model.events:  # the probes of _ical: only the changed ones differ
-            if event.id in changed or event.id not in self._vevent_sigs:
-                probe = Output(event.ics_path, event_deps(model, event),
-                               f"vevent {urlsplit(last.pages.base_url).hostname or 'localhost'}",
-                               lambda: b"")
-                self._vevent_sigs[event.id] = signature(probe, fingerprints, common)
         last.fingerprints = fingerprints
         wanted = sorted({i for record_id in changed for i in last.shown_by.get(record_id, ())})
         outputs = [last.outputs[i] for i in wanted]
@@ -400,9 +400,14 @@ class Builder:
         host = urlsplit(pages.base_url).hostname or "localhost"
         title = str(model.settings.get("title") or "Events")
         signatures = self._vevent_sigs = {}
+        self._sig_inputs = (fingerprints, common)
 
         def vevent(event: EventView) -> bytes:
-            sig = signatures[event.id]
+            sig = signatures.get(event.id)
+            if sig is None:  # worked out where it is needed: in the worker processes
+                probe = Output(event.ics_path, event_deps(model, event), f"vevent {host}",
+                               _nothing)
+                sig = signatures[event.id] = signature(probe, *self._sig_inputs)
             cached = self.vevents.data.get(event.id)
             if cached is None or cached[0] != sig:
                 data = ical.vevent(event, model, host,
@@ -423,9 +428,6 @@ class Builder:
                                             else name, vevent, model.site_tz), kind=kind)
 
         for event in model.events:
-            probe = Output(event.ics_path, event_deps(model, event), f"vevent {host}",
-                           lambda: b"")
-            signatures[event.id] = signature(probe, fingerprints, common)
             yield output(event.ics_path, [event], f"{title}: {event.title_text}", "ics", event)
         yield output(paths.ALL_ICS, model.upcoming, title, "ics-feed")
         for record in (*model.venues, *model.organizers, *model.categories, *model.tags):
@@ -444,6 +446,10 @@ class Builder:
 
 
 log = logging.getLogger(__name__)
+
+
+def _nothing() -> bytes:
+    return b""
 
 
 def _texts(model: SiteModel) -> set[str]:

@@ -44,10 +44,10 @@ class EventView:
     # Markdown of a description is converted once per build and matches the API.
     body: Callable[[], dict] = field(default=dict, repr=False)
     items: dict = field(default_factory=dict, repr=False)  # render.cached_item
+    id: int = field(init=False)  # asked a million times in a 10,000-event build
 
-    @property
-    def id(self) -> int:
-        return self.record.id
+    def __post_init__(self) -> None:
+        self.id = self.record.id
 
     @property
     def slug(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..records import Record
 
@@ -31,11 +32,16 @@ def fingerprint(record: Record) -> bytes:
 
 
 def signature(output: Output, fingerprints: dict[int, bytes], common: bytes) -> str:
-    digest = hashlib.blake2b(common, digest_size=16)
+    digest = _hashed(common).copy()
     digest.update(output.kind.encode() + b"\0" + output.shape.encode() + b"\0")
     for record_id in output.deps:
         digest.update(fingerprints.get(record_id, b"?"))
     return digest.hexdigest()
+
+
+@lru_cache(maxsize=4)
+def _hashed(common: bytes):
+    return hashlib.blake2b(common, digest_size=16)
 
 
 def ids(records: Iterable[Record | None]) -> tuple[int, ...]:
