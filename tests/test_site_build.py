@@ -450,6 +450,26 @@ def test_templates_override_file_by_file(tmp_path: Path) -> None:
     assert "Upcoming events" in (tmp_path / "public/index.html").read_text()
 
 
+def test_template_edit_seen_by_a_running_builder(tmp_path: Path) -> None:
+    """--watch keeps one builder: an edited template is compiled again, and every page
+    using it is rebuilt."""
+    content = copy_sample(tmp_path / "content")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "404.html").write_text("{% extends 'base.html' %}{% block main %}<h1>Lost</h1>"
+                                   "{% endblock %}")
+    builder = Builder(make_options(content, tmp_path / "public", tmp_path, templates=mine))
+    try:
+        builder.build()
+        (mine / "404.html").write_text("{% extends 'base.html' %}{% block main %}"
+                                       "<h1>Gone</h1>{% endblock %}")
+        report = builder.build()
+        assert "<h1>Gone</h1>" in (tmp_path / "public/404.html").read_text()
+        assert "404.html" in report.written
+    finally:
+        builder.close()
+
+
 # -- bad records ----------------------------------------------------------------------
 def run_build(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(REPO / "build.py"), *args], cwd=REPO,

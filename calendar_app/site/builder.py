@@ -155,6 +155,7 @@ class Builder:
         self.calendar = calendar or _open(Path(options.content), cache, options.now)
         self.cache_dir = Path(self.calendar.cache_dir)
         self.env = make_environment(options.templates)
+        self._templates_seen = ""
         # VEVENT bytes by event id (with the signature they were made for: base URL,
         # templates and records), and Markdown renderings: kept between runs in the
         # cache folder, whatever the output folder.
@@ -197,7 +198,7 @@ class Builder:
         today = dates.from_utc(now.astimezone(dt.UTC).replace(tzinfo=None), site_tz).date()
         common = hashlib.blake2b(
             # The header's "Month" link is on every page: a new month rebuilds all.
-            f"{BUILDER_VERSION}\0{base_url}\0{templates_digest(self.env)}\0"
+            f"{BUILDER_VERSION}\0{base_url}\0{self._templates()}\0"
             f"{paths.month(today)}\0"
             f"{sorted(catalog.settings.items())!r}".encode(), digest_size=16).digest()
         settings = repr(sorted(catalog.settings.items()))
@@ -281,6 +282,15 @@ class Builder:
             self.renderings.keep_only(_texts(self._last.model))
         # The caches (megabytes) are written by close(), once per session: not after
         # each --watch rebuild.
+
+    def _templates(self) -> str:
+        """The templates' digest; compiled templates are dropped when it changes (the
+        environment does not stat each template file at every render)."""
+        digest = templates_digest(self.env)
+        if digest != self._templates_seen:
+            self.env.cache.clear()  # type: ignore[union-attr]
+            self._templates_seen = digest
+        return digest
 
     def _fast_plan(self, catalog: Catalog, fingerprints: dict[int, bytes], common: bytes,
                    now: dt.datetime) -> list[Output] | None:

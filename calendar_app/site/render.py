@@ -24,7 +24,9 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     loaders.append(FileSystemLoader(str(BUNDLED_TEMPLATES)))
     env = Environment(loader=ChoiceLoader(loaders),
                       autoescape=select_autoescape(["html", "xml"]),
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                      # The builder clears the cache when the templates' digest changes.
+                      auto_reload=False)
     env.filters.update(url=_url, long_date=long_date, short_date=short_date,
                        clock=clock, iso=iso_moment, month_name=month_name)
     env.globals.update(when=when, page_links=page_links, cached_item=cached_item)
