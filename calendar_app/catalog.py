@@ -19,7 +19,8 @@ from pathlib import Path
 
 from . import yamlfile
 from .content import ContentTree
-from .records import Record, RecordError, from_file, line_of
+from .parsing import Outcome, parse, parse_many
+from .records import Record, line_of
 from .resources import EVENTS, RESOURCES
 
 log = logging.getLogger(__name__)
@@ -107,13 +108,16 @@ class Catalog:
         parse the others. Sorted order, as `refresh`, so the same file wins a clash."""
         self._touched = set()
         self._bulk_links = defaultdict(list)
+        misses = [(p, c) for p in sorted(current) if (cached.get(p) or (None,))[0] != current[p]
+                  and (c := self.tree.collection_of(p)) is not None]
+        parsed = parse_many(self.tree, misses)
         try:
             for relpath in sorted(current):
                 stat = current[relpath]
                 hit = cached.get(relpath)
                 if hit is None or hit[0] != stat:
                     self._cache_delta.add(relpath)
-                    self._load_file(relpath, stat)
+                    self._load_file(relpath, stat, parsed.get(relpath))
                     continue
                 self.stats[relpath] = stat
                 item = hit[1]
@@ -189,9 +193,11 @@ class Catalog:
             self._notify(touched, "files")
         return changed
 
-    def _load_file(self, relpath: str, stat: tuple[int, int] | None = None) -> None:
-        """Parse one file. `stat`: taken just before by a scan (stat before read, so a
-        file changing meanwhile only looks changed once more)."""
+    def _load_file(self, relpath: str, stat: tuple[int, int] | None = None,
+                   outcome: Outcome | None = None) -> None:
+        """Parse one file (unless `outcome` is its parse, made in advance). `stat`: taken
+        just before by a scan (stat before read, so a file changing meanwhile only looks
+        changed once more)."""
         collection = self.tree.collection_of(relpath)
         if collection is None:
             return
@@ -205,22 +211,12 @@ class Catalog:
             stat = (st.st_mtime_ns, st.st_size)
         self.stats[relpath] = stat
         self.cache_dirty = True
-        try:
-            data = self.tree.read_bytes(relpath)
-        except OSError as exc:
-            self._problem(relpath, 0, f"cannot read: {exc.strerror}")
+        outcome = outcome or parse(self.tree, relpath, collection)
+        if outcome[0] == "problem":
+            self._problem(relpath, outcome[1], outcome[2])
             return
-        try:
-            raw = yamlfile.load(data)
-            record = from_file(collection, raw, relpath)
-        except yamlfile.YamlError as exc:
-            self._problem(relpath, exc.line, exc.message)
-            return
-        except RecordError as exc:
-            text = data.decode("utf-8", "replace")
-            self._problem(relpath, line_of(text, exc.key), exc.message)
-            return
-        if self._clash(record, relpath, data) is None:
+        record = Record(collection, outcome[1], relpath)
+        if self._clash(record, relpath, None) is None:
             self.add(record)
 
     def _clash(self, record: Record, relpath: str, data: bytes | None) -> Problem | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -92,12 +93,11 @@ def test_restart_catches_up_only_what_changed(setup) -> None:
 def test_start_up_cache_skips_parsing(setup, monkeypatch) -> None:
     _content, make = setup
     make().extensions["calendar"].close()
-    from calendar_app import catalog as catalog_module
+    from calendar_app import parsing
 
     parsed = []
-    real = catalog_module.from_file
-    monkeypatch.setattr(catalog_module, "from_file",
-                        lambda *a: parsed.append(a[2]) or real(*a))
+    real = parsing.from_file
+    monkeypatch.setattr(parsing, "from_file", lambda *a: parsed.append(a[2]) or real(*a))
     app = make()
     assert parsed == []
     assert len(app.extensions["calendar"].catalog.records) == 26
@@ -129,3 +129,33 @@ def test_write_in_one_worker_is_seen_by_another(setup, auth) -> None:
     assert "Fresh Gig" in titles and "Pottery Class" not in titles
     assert search_ids(b, "fresh") == [105]
     assert search_ids(b, "pottery") == []
+
+
+def test_parsing_over_two_processes_gives_the_same_catalog(tmp_path, monkeypatch) -> None:
+    """A cold load of thousands of files parses half in a forked child: same records,
+    same problems (with their lines) as parsing them all here."""
+    from calendar_app import parsing
+    from calendar_app.catalog import Catalog
+    from calendar_app.content import ContentTree
+
+    content = tmp_path / "content"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "content", content)
+    (content / "events/2026/broken.yaml").write_text("id: 900\ntitle: [unclosed\n")
+    (content / "events/2026/no-title.yaml").write_text("id: 901\nslug: no-title\n")
+
+    def load() -> Catalog:
+        catalog = Catalog(ContentTree(content, tmp_path / "lock"))
+        catalog.load()
+        return catalog
+    alone = load()
+    forks = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
+    monkeypatch.setattr(parsing, "PARALLEL_MIN", 4)
+    split = load()
+    assert forks == [1]
+    assert {i: r.data for i, r in split.records.items()} == {
+        i: r.data for i, r in alone.records.items()}
+    assert len(split.records) == 94
+    assert split.problems == alone.problems
+    assert split.problems["events/2026/broken.yaml"].line == 3  # where YAML noticed
