@@ -282,7 +282,9 @@ def test_snapshots_match_live_api(site: Path, tmp_path: Path) -> None:
         assert response.get_data() == path.read_bytes(), url
     for collection in ("events", "venues", "organizers", "categories", "tags"):
         assert (site / REST / collection / "index.json").exists()
-    assert (site / REST / "events/by-slug/holiday-messiah-sing-along-2026/index.json").exists()
+    by_slug = site / REST / "events/by-slug/holiday-messiah-sing-along-2026/index.json"
+    # One copy on disk: the file by slug is a hard link to the file by id.
+    assert by_slug.stat().st_ino == (site / REST / "events/101/index.json").stat().st_ino
 
 
 # -- links -------------------------------------------------------------------------
@@ -358,6 +360,8 @@ def test_incremental_rewrite_and_removal(tmp_path: Path) -> None:
         assert (out / "venue/the-blue-lantern/index.html").stat().st_mtime_ns == stamp
         assert "Holiday Messiah Singalong" in (
             out / "event/holiday-messiah-sing-along-2026/index.html").read_text()
+        for path in ("events/101", "events/by-slug/holiday-messiah-sing-along-2026"):
+            assert "Holiday Messiah Singalong" in (out / REST / path / "index.json").read_text()
 
         event.unlink()
         builder.calendar.catalog.refresh(["events/2026/holiday-messiah-sing-along-2026.yaml"])

@@ -7,19 +7,19 @@ import hashlib
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 from urllib.parse import urlsplit
 
 from .. import dates, markup
 from ..app import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
 from ..catalog import Catalog, Problem
 from ..records import Record
-from ..represent import Representer
 from . import feeds, ical, manifest, parallel, paths, writer
+from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .pages import Pages, event_deps
 from .plan import Output, fingerprint, signature
@@ -59,64 +59,6 @@ class Report:
         return (f"{len(self.written)} written, {self.skipped + self.unchanged} skipped "
                 f"({self.unchanged} re-rendered unchanged), {len(self.removed)} removed, "
                 f"{len(self.problems)} problem(s) in {self.seconds:.2f} s")
-
-
-class _CountingCatalog:
-    """The catalog with term counts memoized for one build: the representation asks
-    for them once per embedded term per event, and each answer scans the term's
-    events, which made full builds quadratic."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self._catalog = catalog
-        self._counts: dict[int, int] = {}
-
-    def __getattr__(self, name: str):
-        return getattr(self._catalog, name)
-
-    def term_count(self, record: Record) -> int:
-        count = self._counts.get(record.id)
-        if count is None:
-            count = self._counts[record.id] = self._catalog.term_count(record)
-        return count
-
-
-class _BuildRepresenter(Representer):
-    """The representation with the parts that 10,000 events share made once per build:
-    their venues, organizers and terms are a few dozen records. The dicts are shared
-    between bodies; nothing changes them in place (page JSON-LD is pruned into a copy
-    before it is edited)."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self._memo: dict[tuple, Any] = {}
-
-    def _once(self, key: tuple, make: Callable[[], Any]) -> Any:
-        found = self._memo.get(key)
-        if found is None:
-            found = self._memo[key] = make()
-        return found
-
-    def venue(self, record: Record, single: bool = False) -> dict:
-        return self._once(("venue", record.id, single),
-                          lambda: super(_BuildRepresenter, self).venue(record, single))
-
-    def organizer(self, record: Record, single: bool = False) -> dict:
-        return self._once(("organizer", record.id, single),
-                          lambda: super(_BuildRepresenter, self).organizer(record, single))
-
-    def venue_json_ld(self, record: Record) -> dict:
-        return self._once(("venue_ld", record.id),
-                          lambda: super(_BuildRepresenter, self).venue_json_ld(record))
-
-    def organizer_json_ld(self, record: Record) -> dict:
-        return self._once(("organizer_ld", record.id),
-                          lambda: super(_BuildRepresenter, self).organizer_json_ld(record))
-
-    def _embedded_terms(self, collection: str, slugs: object) -> list[dict]:
-        key = tuple(slugs) if isinstance(slugs, list) else slugs
-        return self._once(("terms", collection, key),
-                          lambda: super(_BuildRepresenter, self)._embedded_terms(
-                              collection, slugs))
 
 
 # Fields whose change shows in an event's own outputs and the lists that carry it,
@@ -171,6 +113,7 @@ class Builder:
         self._sig_inputs: tuple[dict[int, bytes], bytes] = ({}, b"")
         self._manifest: tuple[tuple[int, int] | None, dict[str, list[str]]] = (None, {})
         self._previous: dict[str, list[str]] = {}
+        self._on_disk: dict[str, str] = {}  # output -> digest, written or checked this build
         self._vevents_before: dict[int, tuple[str, bytes]] = {}
 
     def base_url(self) -> str:
@@ -207,15 +150,16 @@ class Builder:
                 ["calendar.yaml"] if settings != self._settings else []))
         self._settings = settings
         self._previous = previous = self._load_manifest()
+        self._on_disk = {}
         outputs = self._fast_plan(catalog, fingerprints, common, now)
         full = outputs is None
         if outputs is None:
             self._last = None
-            rep = _BuildRepresenter(_CountingCatalog(catalog),  # type: ignore[arg-type]
-                                    base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
+            rep = BuildRepresenter(CountingCatalog(catalog),  # type: ignore[arg-type]
+                                   base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
             model = SiteModel(rep.catalog, rep, now)  # type: ignore[arg-type]
-            model.api_rep = _BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
-                                              rep.rest_root)
+            model.api_rep = BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
+                                             rep.rest_root)
             pages = Pages(model, self.env, base_url)
             outputs = list(self._plan(model, pages, fingerprints, common))
             outputs.append(feeds.sitemap(pages, outputs))
@@ -374,8 +318,13 @@ class Builder:
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         old = self._previous.get(output.path)
         if old is not None and old[1] == digest and (self.out / output.path).exists():
+            self._on_disk[output.path] = digest
             return digest, False, None
-        writer.write(self.out, output.path, data)
+        source = output.same_as
+        if not (source and self._on_disk.get(source) == digest
+                and writer.link(self.out, source, output.path)):
+            writer.write(self.out, output.path, data)
+        self._on_disk[output.path] = digest
         return digest, True, None
 
     def _made_here(self) -> tuple[dict, dict]:

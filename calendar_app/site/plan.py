@@ -23,6 +23,7 @@ class Output:
     shape: str
     render: Callable[[], bytes]
     kind: str = "page"
+    same_as: str = ""  # an output made just before with the same bytes (a hard link)
 
 
 def fingerprint(record: Record) -> bytes:

@@ -42,8 +42,11 @@ def single_outputs(model: SiteModel) -> Iterator[Output]:
         counts = [catalog.term_count(t) for t in (*event.categories, *event.tags)]
         shape = f"json {counts} {media_stamp(model, record.get('image'))}"
         deps = event_deps(model, event)
-        for path in single_paths(record):
-            yield Output(path, deps, shape, _body(model, record), kind="json")
+        by_id, *by_slug = single_paths(record)
+        yield Output(by_id, deps, shape, _body(model, record), kind="json")
+        for path in by_slug:  # the same bytes: a hard link to the file by id
+            yield Output(path, deps, shape, _body(model, record), kind="json",
+                         same_as=by_id)
     for record in (*model.venues, *model.organizers):
         for path in single_paths(record):
             yield Output(path, (record.id,), f"json {media_stamp(model, record.get('image'))}",

@@ -27,6 +27,24 @@ def write(out: Path, relpath: str, data: bytes) -> None:
     os.replace(tmp, target)
 
 
+def link(out: Path, source: str, relpath: str) -> bool:
+    """`relpath` as a hard link to the output `source` (same bytes, one copy on disk);
+    False where the file system has no hard links."""
+    target = out / relpath
+    if target.parent not in _made:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _made.add(target.parent)
+    tmp = f"{target.parent}/.{target.name}.tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    try:
+        os.link(out / source, tmp)
+    except OSError:
+        return False
+    os.replace(tmp, target)
+    return True
+
+
 def remove(out: Path, relpath: str) -> None:
     target = out / relpath
     with contextlib.suppress(FileNotFoundError):

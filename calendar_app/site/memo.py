@@ -1,0 +1,68 @@
+"""Memos for one build: the parts of the representation thousands of events share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..catalog import Catalog
+from ..records import Record
+from ..represent import Representer
+
+
+class CountingCatalog:
+    """The catalog with term counts memoized for one build: the representation asks
+    for them once per embedded term per event, and each answer scans the term's
+    events, which made full builds quadratic."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._catalog = catalog
+        self._counts: dict[int, int] = {}
+
+    def __getattr__(self, name: str):
+        return getattr(self._catalog, name)
+
+    def term_count(self, record: Record) -> int:
+        count = self._counts.get(record.id)
+        if count is None:
+            count = self._counts[record.id] = self._catalog.term_count(record)
+        return count
+
+
+class BuildRepresenter(Representer):
+    """The representation with the parts that 10,000 events share made once per build:
+    their venues, organizers and terms are a few dozen records. The dicts are shared
+    between bodies; nothing changes them in place (page JSON-LD is pruned into a copy
+    before it is edited)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._memo: dict[tuple, Any] = {}
+
+    def _once(self, key: tuple, make: Callable[[], Any]) -> Any:
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = make()
+        return found
+
+    def venue(self, record: Record, single: bool = False) -> dict:
+        return self._once(("venue", record.id, single),
+                          lambda: super(BuildRepresenter, self).venue(record, single))
+
+    def organizer(self, record: Record, single: bool = False) -> dict:
+        return self._once(("organizer", record.id, single),
+                          lambda: super(BuildRepresenter, self).organizer(record, single))
+
+    def venue_json_ld(self, record: Record) -> dict:
+        return self._once(("venue_ld", record.id),
+                          lambda: super(BuildRepresenter, self).venue_json_ld(record))
+
+    def organizer_json_ld(self, record: Record) -> dict:
+        return self._once(("organizer_ld", record.id),
+                          lambda: super(BuildRepresenter, self).organizer_json_ld(record))
+
+    def _embedded_terms(self, collection: str, slugs: object) -> list[dict]:
+        key = tuple(slugs) if isinstance(slugs, list) else slugs
+        return self._once(("terms", collection, key),
+                          lambda: super(BuildRepresenter, self)._embedded_terms(
+                              collection, slugs))
