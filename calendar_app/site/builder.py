@@ -378,16 +378,19 @@ class Builder:
         def deps(events: list[EventView]) -> tuple[int, ...]:
             return tuple(i for e in events for i in event_deps(model, e))
 
-        def output(path: str, events: list[EventView], name: str, kind: str,
-                   single: EventView | None = None) -> Output:
-            # An event's own feed is named after it: read the title when rendering, the
-            # view may have been updated since (Builder._fast_plan).
+        def output(path: str, events: list[EventView], name: str, kind: str) -> Output:
             return Output(path, deps(events), f"ics {host} {name} {[e.id for e in events]}",
-                          lambda: ical.feed(events, f"{title}: {single.title_text}" if single
-                                            else name, vevent, model.site_tz), kind=kind)
+                          lambda: ical.feed(events, name, vevent, model.site_tz), kind=kind)
+
+        def own(event: EventView) -> Output:
+            # Named after the event: its title is read when rendering (the view may have
+            # been updated since, Builder._fast_plan); the event is among the deps.
+            return Output(event.ics_path, event_deps(model, event), f"ics {host} {title}",
+                          lambda: ical.feed([event], f"{title}: {event.title_text}", vevent,
+                                            model.site_tz), kind="ics")
 
         for event in model.events:
-            yield output(event.ics_path, [event], f"{title}: {event.title_text}", "ics", event)
+            yield own(event)
         yield output(paths.ALL_ICS, model.upcoming, title, "ics-feed")
         for record in (*model.venues, *model.organizers, *model.categories, *model.tags):
             folder = paths.folder(model.page_of(record))

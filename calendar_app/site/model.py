@@ -162,6 +162,8 @@ class SiteModel:
         self.bodies: dict[int, dict] = {}
         self._parents: dict[int, list[Record]] = {}
         self._children: dict[int, list[Record]] = {}
+        self._upcoming: dict[int, list[EventView]] = {}
+        self._upcoming_at = self.now_utc
         self.deps: dict[int, tuple[int, ...]] = {}  # event id -> ids its page shows
         self.api_rep: Representer | None = None  # set by the builder for snapshots
         self.api_bodies: dict[int, dict] = {}
@@ -299,7 +301,15 @@ class SiteModel:
         return found
 
     def upcoming_of(self, record: Record) -> list[EventView]:
-        return [e for e in self.events_of(record) if e.end_utc >= self.now_utc]
+        # Asked for a record's pages and its feed; "now" moves between --watch rebuilds.
+        if self._upcoming_at != self.now_utc:
+            self._upcoming = {}
+            self._upcoming_at = self.now_utc
+        found = self._upcoming.get(record.id)
+        if found is None:
+            found = self._upcoming[record.id] = [e for e in self.events_of(record)
+                                                 if e.end_utc >= self.now_utc]
+        return found
 
     def month_range(self) -> tuple[dt.date, dt.date]:
         """First days of the first and last month to render: all events and today."""
