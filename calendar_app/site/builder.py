@@ -183,10 +183,11 @@ class Builder:
                 current[output.path] = [sig, old[1] if old else ""]
                 todo.append((output, sig))
         progress = Progress(len(todo), self.options.stream, self.options.progress)
-        # List snapshots ask the Flask app, which this process keeps (--watch): they are
-        # made after the parallel part, here. (Feeds are made in either process: a
-        # VEVENT the other one also needs costs 0.1 ms, and most come from the cache.)
-        late = {"json-list"}
+        # Feeds concatenate the VEVENTs that the per-event .ics outputs make (in the
+        # worker that has the event: elsewhere one costs its Markdown), and list
+        # snapshots ask the Flask app, which this process keeps (--watch): both after
+        # the parallel part, here.
+        late = {"ics-feed", "json-list"}
         # An event's page, .ics and JSON next to each other: its Markdown is converted
         # once (markup's cache holds fewer than 10,000 texts), not once per output.
         early = sorted((item for item in todo if item[0].kind not in late),

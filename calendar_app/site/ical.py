@@ -54,8 +54,9 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
         lines += [f"DTSTART:{event.start_utc:%Y%m%dT%H%M%SZ}",
                   f"DTEND:{event.end_utc:%Y%m%dT%H%M%SZ}"]
     lines.append("SUMMARY:" + text(event.title_text))
-    description = markup.plain_text(str(event.description)) or markup.plain_text(
-        str(event.excerpt))
+    # The description's HTML as the page shows it, without the whole representation.
+    description = markup.plain_text(markup.render_html(record.get("description"))) or (
+        markup.plain_text(str(event.excerpt)))
     if description:
         lines.append("DESCRIPTION:" + text(description))
     lines.append("URL:" + page_url)
