@@ -375,7 +375,7 @@ def test_incremental_rewrite_and_removal(tmp_path: Path) -> None:
 
 def tree_bytes(root: Path) -> dict[Path, bytes]:
     return {p.relative_to(root): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and p.name != ".build-manifest.json"}
+            if p.is_file() and p.name != ".build-manifest"}
 
 
 def test_watch_edits_match_a_full_build(tmp_path: Path) -> None:
@@ -534,3 +534,15 @@ def test_markdown_renderings_are_kept_between_builds(tmp_path: Path, monkeypatch
     build(make_options(content, tmp_path / "three", tmp_path))
     assert len(conversions) == 1
     assert "A <em>cherished</em> December tradition" in (tmp_path / "three" / page).read_text()
+
+
+def test_manifest_round_trip(tmp_path: Path) -> None:
+    from calendar_app.site import manifest
+
+    outputs = {"event/a/index.html": ["s1", "d1"], "media/odd\tname %20\n.png": ["s2", "d2"],
+               "wp-json/tribe/events/v1/events/7/index.json": ["s3", ""]}
+    manifest.save(tmp_path, outputs)
+    assert manifest.load(tmp_path) == outputs
+    assert len((tmp_path / manifest.NAME).read_text().splitlines()) == 4
+    (tmp_path / manifest.NAME).write_text('{"version": 1, "outputs": {}}')
+    assert manifest.load(tmp_path) == {}  # another format: a full build follows
