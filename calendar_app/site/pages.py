@@ -75,7 +75,10 @@ class Pages:
         if tpl is None:
             tpl = self._templates[template] = self.env.get_template(template)
         context.setdefault("canonical", self.base_url + paths.folder(path))
-        return tpl.render(site=self.site, lang="en", page_path=path,
+        # The site root as seen from this page: the header and footer's links are
+        # `root` + a path (a dozen |url filter calls a page, 47,000 pages a build).
+        root = context.get("absolute_root") or paths.root_of(path)
+        return tpl.render(site=self.site, lang="en", page_path=path, root=root,
                           this_month=self.this_month, **context).encode("utf-8")
 
     # -- the plan ----------------------------------------------------------------

@@ -64,6 +64,11 @@ def relative(target: str, source: str) -> str:
     return _from_depth(target, depth)
 
 
+def root_of(source: str) -> str:
+    """The relative way up from output `source` to the site root ("" at the root)."""
+    return "../" * _where(source)[1]
+
+
 @lru_cache(maxsize=1024)  # a page asks for a dozen links in a row
 def _where(source: str) -> tuple[str, int]:
     folder = posixpath.dirname(source)
