@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 
 from ..records import Record
 
@@ -35,8 +36,8 @@ def fingerprint(record: Record) -> bytes:
 def signature(output: Output, fingerprints: dict[int, bytes], common: bytes) -> str:
     digest = _hashed(common).copy()
     digest.update(output.kind.encode() + b"\0" + output.shape.encode() + b"\0")
-    for record_id in output.deps:
-        digest.update(fingerprints.get(record_id, b"?"))
+    # One update with every dependency's fingerprint (a feed has 20,000 of them).
+    digest.update(b"".join(map(fingerprints.get, output.deps, repeat(b"?"))))
     return digest.hexdigest()
 
 
