@@ -268,16 +268,12 @@ def _k_number(q: Query, name: str, raw: object) -> None:
 
 
 def _k_ticketed(q: Query, name: str, raw: object) -> None:
-    value = parse_bool(raw)
-    if value is None:
-        message = f"{name} is not of type boolean."
-        return q.fail(name, message, {"code": "rest_invalid_type", "message": message,
-                                      "data": {"param": name}})
-    if value:
+    _k_bool(q, name, raw)
+    if q.values.get(name):  # asking for ticketed events: there is no tickets plugin
+        del q.values[name]
         message = "Event Tickets plugin is not activated."
-        return q.fail(name, message, {"code": "event-tickets-not-active",
-                                      "message": message, "data": None})
-    q.values[name] = value
+        q.fail(name, message, {"code": "event-tickets-not-active", "message": message,
+                                "data": None})
 
 
 # Parameter name -> checker; (collection, name) entries override for one collection.

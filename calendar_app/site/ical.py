@@ -2,7 +2,9 @@
 
 The few properties a VEVENT carries are formatted here directly: the `icalendar`
 package's serializer cost ~1 ms an event, most of a 10,000-event build's feeds. It
-still makes the VTIMEZONE components (one per zone and feed, cached). Each event's VEVENT is serialized once and reused by every feed that carries it
+still makes the VTIMEZONE components (one per zone and feed, cached).
+
+Each event's VEVENT is serialized once and reused by every feed that carries it
 (all upcoming, its venue's, organizers', categories', tags' and its own), and the
 bytes are kept between builds keyed by the event's dependency signature, so a feed
 of 10,000 events is a concatenation, not 10,000 component builds.
@@ -82,8 +84,6 @@ def _utc_stamp(local: dt.datetime, zone_name: str) -> str:
 
 _TEXT_SPECIALS = str.maketrans({"\\": "\\\\", ";": "\\;", ",": "\\,", "\n": "\\n",
                                 "\r": ""})
-
-
 _CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f]")  # not allowed in a value (3.1)
 
 

@@ -9,14 +9,20 @@ from pathlib import Path
 _made: set[Path] = set()  # folders known to exist: one mkdir per folder per process
 
 
-def write(out: Path, relpath: str, data: bytes) -> None:
+def _target(out: Path, relpath: str) -> tuple[Path, str]:
+    """The output's path (its folder made) and the temporary name it is written under:
+    temp file + rename, a server never sees half a page."""
     target = out / relpath
     if target.parent not in _made:
         target.parent.mkdir(parents=True, exist_ok=True)
         _made.add(target.parent)
-    # Temp file + rename: a server never sees half a page. Plain descriptors: a file
-    # object per output cost a tenth of a 40,000-file build's writing.
-    tmp = f"{target.parent}/.{target.name}.tmp"
+    return target, f"{target.parent}/.{target.name}.tmp"
+
+
+def write(out: Path, relpath: str, data: bytes) -> None:
+    target, tmp = _target(out, relpath)
+    # Plain descriptors: a file object per output cost a tenth of a 40,000-file
+    # build's writing.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
         view = memoryview(data)
@@ -30,11 +36,7 @@ def write(out: Path, relpath: str, data: bytes) -> None:
 def link(out: Path, source: str, relpath: str) -> bool:
     """`relpath` as a hard link to the output `source` (same bytes, one copy on disk);
     False where the file system has no hard links."""
-    target = out / relpath
-    if target.parent not in _made:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _made.add(target.parent)
-    tmp = f"{target.parent}/.{target.name}.tmp"
+    target, tmp = _target(out, relpath)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
     try:
