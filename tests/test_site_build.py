@@ -131,6 +131,9 @@ def test_event_page(site: Path) -> None:
     assert ld["offers"]["priceCurrency"] == "USD" and ld["offers"]["price"] == "10"
     assert ld["eventStatus"] == "https://schema.org/EventScheduled"
     assert "performer" not in ld
+    # The page's permalinks, not the API's (calendar.yaml names another site URL).
+    assert ld["url"] == ld["offers"]["url"] == BASE_URL + "event/holiday-messiah-sing-along-2026/"
+    assert ld["location"]["url"].startswith(BASE_URL + "venue/")
 
     def no_empty(value: object) -> None:
         assert value not in ("", [], {})
@@ -546,3 +549,22 @@ def test_manifest_round_trip(tmp_path: Path) -> None:
     assert len((tmp_path / manifest.NAME).read_text().splitlines()) == 4
     (tmp_path / manifest.NAME).write_text('{"version": 1, "outputs": {}}')
     assert manifest.load(tmp_path) == {}  # another format: a full build follows
+
+
+def test_writer_replaces_a_file_whole_and_writes_new_ones_in_place(tmp_path: Path) -> None:
+    from calendar_app.site import writer
+
+    writer.write(tmp_path, "event/a/index.html", b"first")
+    page = tmp_path / "event/a/index.html"
+    first_inode = page.stat().st_ino
+    with open(page, "rb") as reader:  # a server in the middle of sending the page
+        writer.write(tmp_path, "event/a/index.html", b"second")
+        assert reader.read() == b"first"  # replaced by a rename, not overwritten
+    assert page.read_bytes() == b"second" and page.stat().st_ino != first_inode
+    assert writer.link(tmp_path, "event/a/index.html", "by-slug/a/index.html")
+    assert (tmp_path / "by-slug/a/index.html").stat().st_ino == page.stat().st_ino
+    writer.write(tmp_path, "event/a/index.html", b"third")
+    assert writer.link(tmp_path, "event/a/index.html", "by-slug/a/index.html")
+    assert (tmp_path / "by-slug/a/index.html").read_bytes() == b"third"
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [
+        "index.html", "index.html"]  # no temporary file left

@@ -16,7 +16,9 @@ from ..represent import Representer
 
 
 def page_json_ld(rep: Representer, record: Record, body: dict) -> dict:
-    ld = _without_empty(rep.event_json_ld(record, body))
+    # The representation's own `json_ld` when it has one (SiteModel.body drops it when
+    # the API's permalink base is not the pages').
+    ld = _without_empty(body.get("json_ld") or rep.event_json_ld(record, body))
     assert isinstance(ld, dict)
     ld.pop("performer", None)
     summary = markup.plain_text(body["excerpt"] or body["description"])

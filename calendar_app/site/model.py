@@ -249,6 +249,7 @@ class SiteModel:
             if self.api_rep is not None and self.api_rep.site_url != self.rep.site_url:
                 found = {**found, "url": self.rep.url(record),
                          "image": self.rep.image(record.get("image"))}
+                del found["json_ld"]  # its URLs are the API's: pages make their own
             self.bodies[record.id] = found
         return found
 

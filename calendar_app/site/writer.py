@@ -1,4 +1,9 @@
-"""Writing outputs: only when the bytes differ, atomically, and removing stale ones."""
+"""Writing outputs: only when the bytes differ, never half a file over a served one,
+and removing stale ones.
+
+Paths are plain strings here: pathlib's joins cost a fifth of writing a 47,000-file
+site.
+"""
 
 from __future__ import annotations
 
@@ -6,45 +11,77 @@ import contextlib
 import os
 from pathlib import Path
 
-_made: set[Path] = set()  # folders known to exist: one mkdir per folder per process
+_made: set[str] = set()  # folders known to exist: one mkdir per folder per process
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 
 
-def _target(out: Path, relpath: str) -> tuple[Path, str]:
-    """The output's path (its folder made) and the temporary name it is written under:
-    temp file + rename, a server never sees half a page."""
-    target = out / relpath
-    if target.parent not in _made:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _made.add(target.parent)
-    return target, f"{target.parent}/.{target.name}.tmp"
+def _target(out: Path, relpath: str) -> str:
+    """The output's path, its folder made."""
+    target = f"{os.fspath(out)}/{relpath}"
+    folder = target[:target.rfind("/")]
+    if folder not in _made:
+        os.makedirs(folder, exist_ok=True)
+        _made.add(folder)
+    return target
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def write(out: Path, relpath: str, data: bytes) -> None:
-    target, tmp = _target(out, relpath)
-    # Plain descriptors: a file object per output cost a tenth of a 40,000-file
-    # build's writing.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    target = _target(out, relpath)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
+        # A new file is written in place: no page was served there before (a full
+        # build into an empty folder skips 47,000 renames).
+        fd = os.open(target, _NEW, 0o666)
+    except FileExistsError:
+        # Over an existing file: temp file + rename, a server never sees half a page.
+        tmp = _temp_name(target)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        return
+    try:
+        _write_all(fd, data)
+    except BaseException:
         os.close(fd)
-    os.replace(tmp, target)
+        os.unlink(target)  # no truncated page left behind (disk full)
+        raise
+    os.close(fd)
 
 
 def link(out: Path, source: str, relpath: str) -> bool:
     """`relpath` as a hard link to the output `source` (same bytes, one copy on disk);
     False where the file system has no hard links."""
-    target, tmp = _target(out, relpath)
+    target = _target(out, relpath)
+    source = f"{os.fspath(out)}/{source}"
+    try:
+        os.link(source, target)
+        return True
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    tmp = _temp_name(target)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
     try:
-        os.link(out / source, tmp)
+        os.link(source, tmp)
     except OSError:
         return False
     os.replace(tmp, target)
     return True
+
+
+def _temp_name(target: str) -> str:
+    cut = target.rfind("/") + 1
+    return f"{target[:cut]}.{target[cut:]}.tmp"
 
 
 def remove(out: Path, relpath: str) -> None:
@@ -53,11 +90,11 @@ def remove(out: Path, relpath: str) -> None:
         target.unlink()
     # Drop folders left empty (an event page's folder), never the output root.
     folder = target.parent
-    _made.discard(folder)
+    _made.discard(str(folder))
     while folder != out and out in folder.parents:
         try:
             folder.rmdir()
-            _made.discard(folder)
+            _made.discard(str(folder))
         except OSError:
             break
         folder = folder.parent
