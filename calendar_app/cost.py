@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
 from .slugs import sanitize_title
 
@@ -87,20 +88,31 @@ def _amounts(text: str) -> list[_Amount]:
     return found
 
 
-def _parse(stored: object) -> tuple[list[_Amount], list[str]]:
+def _parse(stored: object) -> tuple[tuple[_Amount, ...], tuple[str, ...]]:
     """Numeric amounts (input order) and purely textual values (as typed)."""
+    if isinstance(stored, str):
+        return _parse_text(stored)  # a representation parses its cost four times
+    return _parse_values(_stored_strings(stored))
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(stored: str) -> tuple[tuple[_Amount, ...], tuple[str, ...]]:
+    return _parse_values(_stored_strings(stored))
+
+
+def _parse_values(values: list[str]) -> tuple[tuple[_Amount, ...], tuple[str, ...]]:
     amounts: list[_Amount] = []
     texts: list[str] = []
-    for value in _stored_strings(stored):
+    for value in values:
         found = _amounts(value)
         if found:
             amounts.extend(found)
         else:
             texts.append(value)
-    return amounts, texts
+    return tuple(amounts), tuple(texts)
 
 
-def _sorted_unique(amounts: list[_Amount]) -> list[_Amount]:
+def _sorted_unique(amounts: Iterable[_Amount]) -> list[_Amount]:
     seen: dict[Decimal, _Amount] = {}
     for amount in amounts:
         seen.setdefault(amount.value, amount)  # "5" and "5.00" count once; first wins
