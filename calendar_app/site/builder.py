@@ -183,11 +183,12 @@ class Builder:
                 current[output.path] = [sig, old[1] if old else ""]
                 todo.append((output, sig))
         progress = Progress(len(todo), self.options.stream, self.options.progress)
-        # Feeds concatenate the VEVENTs that the per-event .ics outputs make (in the
-        # worker that has the event: elsewhere one costs its Markdown), and list
-        # snapshots ask the Flask app, which this process keeps (--watch): both after
-        # the parallel part, here.
-        late = {"ics-feed", "json-list"}
+        # Feeds concatenate the VEVENTs that the per-event .ics outputs make, in the
+        # worker that has the event (elsewhere one costs its Markdown): after the
+        # parallel part, here, unless the cache holds a VEVENT for every event (its
+        # outputs then render anywhere, _place).
+        events = self._last.model.events if self._last else []
+        late = set() if self.vevents.data.keys() >= {e.id for e in events} else {"ics-feed"}
         # An event's page, .ics and JSON next to each other: its Markdown is converted
         # once (markup's cache holds fewer than 10,000 texts), not once per output.
         early = sorted((item for item in todo if item[0].kind not in late),
@@ -196,7 +197,8 @@ class Builder:
         markup.remember(self.renderings.data)
         results = parallel.run(early, self._render_one, self._made_here,
                                self._merge_made, progress.step,
-                               workers=self.workers if len(early) >= PARALLEL_MIN else 1)
+                               workers=self.workers if len(early) >= PARALLEL_MIN else 1,
+                               place=_place)
         results += [self._render_one(item) for item in todo if item[0].kind in late]
         self.renderings.update(markup.learned())
         for (output, sig), (digest, written, warning) in zip(
@@ -409,6 +411,15 @@ class Builder:
 
 
 log = logging.getLogger(__name__)
+
+
+def _place(item: tuple[Output, str], workers: int) -> int:
+    kind = item[0].kind
+    if kind == "json-list":
+        return 0  # list snapshots ask the Flask app, which this process keeps (--watch)
+    if kind == "ics-feed":
+        return workers - 1  # away from the list snapshots: the processes end together
+    return parallel.share_of(item, workers)
 
 
 def _nothing() -> bytes:

@@ -37,11 +37,12 @@ def share_of(item: Any, workers: int) -> int:
 
 def run(items: Sequence[T], render: Callable[[T], R], collect: Callable[[], Any],
         merge: Callable[[Any], None], step: Callable[[int], None],
-        workers: int = 1) -> list[R]:
+        workers: int = 1, place: Callable[[T, int], int] = share_of) -> list[R]:
     """`render` every item, in `workers` processes; results in the items' order.
 
-    `collect()` runs in each child when done, its value is handed to `merge()` in the
-    parent (for caches filled while rendering).
+    `place(item, workers)` picks the process (0 is this one). `collect()` runs in each
+    child when done, its value is handed to `merge()` in the parent (for caches filled
+    while rendering).
     """
     results: list[Any] = [None] * len(items)
     if workers <= 1 or not hasattr(os, "fork"):
@@ -51,7 +52,7 @@ def run(items: Sequence[T], render: Callable[[T], R], collect: Callable[[], Any]
         return results
     shares: list[list[int]] = [[] for _ in range(workers)]
     for i, item in enumerate(items):
-        shares[share_of(item, workers)].append(i)
+        shares[place(item, workers)].append(i)
     children: list[tuple[int, int]] = []
     for share in shares[1:]:
         read_end, write_end = os.pipe()
