@@ -55,6 +55,7 @@ def generate(root: Path, count: int, seed: int = 7) -> Path:
         cats = rng.sample(categories, 2)
         tgs = rng.sample(tags, 2)
         para = " ".join(rng.choice(WORDS) for _ in range(60))
+        venue, organizer = rng.choice(venues), rng.choice(organizers)
         description = f"A *{title}* evening. {para}.\n\n**Doors** open early. {para}."
         folder = content / "events" / str(begin.year)
         folder.mkdir(parents=True, exist_ok=True)
@@ -62,16 +63,22 @@ def generate(root: Path, count: int, seed: int = 7) -> Path:
             f"id: {10000 + i}\ntitle: {title}\nslug: {slug}\nstatus: publish\n"
             f"date: 2025-12-01 10:00:00\nmodified: 2025-12-02 10:00:00\n"
             f"start_date: {begin:%Y-%m-%d %H:%M:%S}\nend_date: {end:%Y-%m-%d %H:%M:%S}\n"
-            f"venue: {rng.choice(venues)}\norganizers:\n  - {rng.choice(organizers)}\n"
+            f"venue: {venue}\norganizers:\n  - {organizer}\n"
             f"categories:\n" + "".join(f"  - {c}\n" for c in cats) +
             "tags:\n" + "".join(f"  - {t}\n" for t in tgs) +
             f"cost: \"{rng.choice(('Free', '10', '$5 - $15'))}\"\n"
             f"excerpt: {title} at a local venue.\n"
             "description: |\n" + "".join(f"  {line}\n" for line in description.split("\n")))
+        # The same pages as ours: one per day and month the event is on, per venue and
+        # organizer (Hugo taxonomies), besides categories and tags.
+        days = sorted({(begin + dt.timedelta(hours=h)).date().isoformat()
+                       for h in range(int((end - begin).total_seconds() // 3600))})
         (hugo / f"{slug}.md").write_text(
             f"---\ntitle: \"{title}\"\ndate: {begin:%Y-%m-%dT%H:%M:%S}-08:00\n"
             f"enddate: \"{end:%Y-%m-%d %H:%M}\"\nsummary: \"{title} at a local venue.\"\n"
-            f"categories: [{', '.join(cats)}]\ntags: [{', '.join(tgs)}]\n---\n{description}\n")
+            f"categories: [{', '.join(cats)}]\ntags: [{', '.join(tgs)}]\n"
+            f"days: [{', '.join(days)}]\nmonths: [{begin:%Y-%m}]\n"
+            f"venues: [{venue}]\norganizers: [{organizer}]\n---\n{description}\n")
     write_hugo_scaffold(root / "hugo")
     return content
 
@@ -83,7 +90,8 @@ def write_hugo_scaffold(site: Path) -> None:
         'baseURL = "https://example.org/"\ntitle = "Bench"\npaginate = 10\n'
         'buildFuture = true\ndisableKinds = ["RSS"]\n'
         '[outputs]\npage = ["HTML", "Calendar", "JSON"]\n'
-        '[taxonomies]\ncategory = "categories"\ntag = "tags"\n')
+        '[taxonomies]\ncategory = "categories"\ntag = "tags"\nday = "days"\n'
+        'month = "months"\nvenue = "venues"\norganizer = "organizers"\n')
     layouts = site / "layouts" / "_default"
     layouts.mkdir(parents=True)
     head = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{{ .Title }}'
@@ -101,10 +109,17 @@ def write_hugo_scaffold(site: Path) -> None:
     (layouts / "single.json").write_text(
         '{{ dict "title" .Title "date" .Date "url" .Permalink "categories" '
         '.Params.categories "tags" .Params.tags "description" .Content | jsonify }}\n')
+    item = ('<li><a href="{{ .RelPermalink }}">{{ .Title }}</a> {{ .Date.Format "Jan 2, '
+            '2006" }} {{ .Summary }}</li>')
     (layouts / "list.html").write_text(
-        head + '<h1>{{ .Title }}</h1><ol>{{ range (.Paginate .Pages.ByDate).Pages }}<li>'
-        '<a href="{{ .RelPermalink }}">{{ .Title }}</a> {{ .Date.Format "Jan 2, 2006" }}'
-        ' {{ .Summary }}</li>{{ end }}</ol></main></body></html>')
+        head + '<h1>{{ .Title }}</h1><ol>{{ range (.Paginate .Pages.ByDate).Pages }}'
+        + item + '{{ end }}</ol></main></body></html>')
+    # A day's and a month's page show all their events, as ours do (no pagination).
+    for taxonomy in ("days", "months"):
+        (site / "layouts" / taxonomy).mkdir(parents=True)
+        (site / "layouts" / taxonomy / "term.html").write_text(
+            head + '<h1>{{ .Title }}</h1><ol>{{ range .Pages.ByDate }}' + item
+            + '{{ end }}</ol></main></body></html>')
 
 
 def timed(command: list[str], cwd: Path = REPO) -> float:
