@@ -568,3 +568,18 @@ def test_writer_replaces_a_file_whole_and_writes_new_ones_in_place(tmp_path: Pat
     assert (tmp_path / "by-slug/a/index.html").read_bytes() == b"third"
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [
         "index.html", "index.html"]  # no temporary file left
+
+
+def test_list_items_shared_across_depths_match_fresh_renders(
+        site: Path, tmp_path: Path, monkeypatch) -> None:
+    from calendar_app.site import render
+
+    def fresh(ctx, event, heading, macro):
+        return macro(event, heading)
+    monkeypatch.setattr(render, "cached_item", render.pass_context(fresh))
+    content = copy_sample(tmp_path / "content")
+    build(make_options(content, tmp_path / "fresh", tmp_path))
+    pages = sorted(p.relative_to(site) for p in site.rglob("*.html"))
+    assert len(pages) > 100
+    for page in pages:
+        assert (site / page).read_bytes() == (tmp_path / "fresh" / page).read_bytes(), page

@@ -65,19 +65,42 @@ def _url(ctx, target: str) -> str:
 
 @pass_context
 def cached_item(ctx, event: EventView, heading: str, macro) -> Markup:
-    """`macro(event, heading)`, rendered once per link to the event's page.
+    """`macro(event, heading)`, rendered once per event and heading.
 
     An item shows the event and a link to its page, nothing of the page it is on but
-    that link: a venue's, an organizer's and a tag's page (same depth) share it, and
-    --watch keeps it until the event changes (model.refresh_event).
+    that link: pages at the same depth share it, pages at other depths take it with
+    the link rewritten (when nothing else in it climbs to the root), and --watch keeps
+    it until the event changes (model.refresh_event).
     """
     # Not keyed by the macro: each render imports _macros.html afresh, and templates
     # do not change within a build (a change rebuilds all, with new views).
-    key = (heading, _url(ctx, event.path))
+    link = _url(ctx, event.path)
+    key = (heading, link)
     found = event.items.get(key)
     if found is None:
-        found = event.items[key] = macro(event, heading)
+        first = event.items.get(heading)
+        found = event.items[key] = (_moved(first, link) if first else None) or Markup(
+            macro(event, heading))
+        if first is None and _movable(found, link):
+            event.items[heading] = (link, found)
     return found
+
+
+def _movable(item: Markup, link: str) -> bool:
+    """Whether the item's only way up to the site root is its link to the event (as
+    ours): then it serves pages at other depths with that link alone rewritten."""
+    item = str(item)  # Markup's own methods would escape their arguments
+    return (link.startswith("../") and item.count("../") == link.count("../")
+            and item.count(f'"{escape(link)}"') == 1)
+
+
+def _moved(first: tuple[str, Markup], link: str) -> Markup | None:
+    """The item first rendered with `first[0]` as the event link, with `link` instead
+    (both up to the root and down the same way); None when that is not the case."""
+    old, item = first
+    if not link.startswith("../") or old.lstrip("./") != link.lstrip("./"):
+        return None
+    return Markup(str(item).replace(f'"{escape(old)}"', f'"{escape(link)}"'))
 
 
 PAGER_REACH = 2  # pages shown on each side of the current one
