@@ -46,7 +46,12 @@ class Nav:
 
 def listing_deps(events: list[EventView]) -> tuple[int, ...]:
     """A list item shows the event and its venue's name and city."""
-    return tuple(i for e in events for i in ids((e.record, e.venue)))
+    found: list[int] = []
+    for e in events:
+        found.append(e.id)
+        if e.venue is not None:
+            found.append(e.venue.id)
+    return tuple(found)
 
 
 def event_deps(model: SiteModel, e: EventView) -> tuple[int, ...]:
