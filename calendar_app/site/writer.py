@@ -20,7 +20,12 @@ def _target(out: Path, relpath: str) -> str:
     target = f"{os.fspath(out)}/{relpath}"
     folder = target[:target.rfind("/")]
     if folder not in _made:
-        os.makedirs(folder, exist_ok=True)
+        try:
+            os.mkdir(folder)  # its parent usually exists: no stat per level first
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
         _made.add(folder)
     return target
 
