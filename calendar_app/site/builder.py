@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
@@ -381,7 +382,7 @@ class Builder:
             return cached[1]
 
         def deps(events: list[EventView]) -> tuple[int, ...]:
-            return tuple(i for e in events for i in event_deps(model, e))
+            return tuple(chain.from_iterable(event_deps(model, e) for e in events))
 
         def output(path: str, events: list[EventView], name: str, kind: str) -> Output:
             return Output(path, deps(events), f"ics {host} {name} {[e.id for e in events]}",
