@@ -583,3 +583,18 @@ def test_list_items_shared_across_depths_match_fresh_renders(
     assert len(pages) > 100
     for page in pages:
         assert (site / page).read_bytes() == (tmp_path / "fresh" / page).read_bytes(), page
+
+
+def test_output_folder_removed_under_a_running_builder(tmp_path: Path) -> None:
+    content = copy_sample(tmp_path / "content")
+    out = tmp_path / "public"
+    builder = Builder(make_options(content, out, tmp_path))
+    try:
+        first = builder.build()
+        shutil.rmtree(out)  # `rm -rf public` while --watch runs
+        second = builder.build()
+    finally:
+        builder.close()
+    assert sorted(second.written) == sorted(first.written) and not second.removed
+    assert (out / "event/holiday-messiah-sing-along-2026/index.html").is_file()
+    assert (out / REST / "events/by-slug/holiday-messiah-sing-along-2026/index.json").is_file()

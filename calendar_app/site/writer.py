@@ -30,6 +30,16 @@ def _target(out: Path, relpath: str) -> str:
     return target
 
 
+def _create(target: str, flags: int) -> int:
+    """A descriptor to write `target`, its folder made again if it vanished since
+    `_target` saw it (the output folder removed under a running --watch)."""
+    try:
+        return os.open(target, flags, 0o666)
+    except FileNotFoundError:
+        os.makedirs(target[:target.rfind("/")], exist_ok=True)
+        return os.open(target, flags, 0o666)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -41,11 +51,11 @@ def write(out: Path, relpath: str, data: bytes) -> None:
     try:
         # A new file is written in place: no page was served there before (a full
         # build into an empty folder skips 47,000 renames).
-        fd = os.open(target, _NEW, 0o666)
+        fd = _create(target, _NEW)
     except FileExistsError:
         # Over an existing file: temp file + rename, a server never sees half a page.
         tmp = _temp_name(target)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        fd = _create(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         try:
             _write_all(fd, data)
         finally:
@@ -71,7 +81,7 @@ def link(out: Path, source: str, relpath: str) -> bool:
         return True
     except FileExistsError:
         pass
-    except OSError:
+    except OSError:  # no hard links here, or the folder vanished: the caller writes
         return False
     tmp = _temp_name(target)
     with contextlib.suppress(FileNotFoundError):
