@@ -140,12 +140,13 @@ class Builder:
         fingerprints = self._fingerprints(catalog)
         site_tz = dates.zone(str(catalog.settings.get("timezone") or "UTC"))
         today = dates.from_utc(now.astimezone(dt.UTC).replace(tzinfo=None), site_tz).date()
+        settings = repr(sorted(catalog.settings.items()))
         common = hashlib.blake2b(
             # The header's "Month" link is on every page: a new month rebuilds all.
             f"{BUILDER_VERSION}\0{base_url}\0{self._templates()}\0"
-            f"{paths.month(today)}\0"
-            f"{sorted(catalog.settings.items())!r}".encode(), digest_size=16).digest()
-        settings = repr(sorted(catalog.settings.items()))
+            f"{paths.month(today)}\0{settings}".encode(), digest_size=16).digest()
+        # What VEVENT signatures are made of, when _ical's closures need one.
+        self._sig_inputs = (fingerprints, common)
         if self.lists is not None and (self._changed_files or settings != self._settings):
             self.lists.refresh(sorted(self._changed_files) + (
                 ["calendar.yaml"] if settings != self._settings else []))
@@ -162,7 +163,7 @@ class Builder:
             model.api_rep = BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
                                              rep.rest_root)
             pages = Pages(model, self.env, base_url)
-            outputs = list(self._plan(model, pages, fingerprints, common))
+            outputs = list(self._plan(model, pages, fingerprints))
             outputs.append(feeds.sitemap(pages, outputs))
             self._last = _Last(model, pages, outputs, common, fingerprints)
 
@@ -265,7 +266,6 @@ class Builder:
         if any(low <= e.end_utc < high for e in model.listed):
             return None  # an event moved from upcoming to past since
         model.now_utc = now_utc
-        self._sig_inputs = (fingerprints, common)
         for record_id in changed:
             model.refresh_event(views[record_id], catalog.records[record_id])
             self._vevent_sigs.pop(record_id, None)
@@ -345,14 +345,14 @@ class Builder:
         self.vevents.update(vevents)
         self.renderings.update(renderings)
 
-    def _plan(self, model: SiteModel, pages: Pages, fingerprints: dict[int, bytes],
-              common: bytes) -> Iterator[Output]:
+    def _plan(self, model: SiteModel, pages: Pages,
+              fingerprints: dict[int, bytes]) -> Iterator[Output]:
         yield from pages.outputs()
         yield from feeds.assets(pages)
         yield from feeds.media(model)
         yield feeds.atom(pages)
         yield feeds.robots(pages)
-        yield from self._ical(model, pages, fingerprints, common)
+        yield from self._ical(model, pages)
         yield from single_outputs(model)
         if self.lists is None:
             self.lists = ListSnapshots(self.calendar.tree.root, self.cache_dir,
@@ -360,12 +360,10 @@ class Builder:
         yield from self.lists.outputs(_catalog_digest(fingerprints), model.now_utc.isoformat())
 
     # -- iCalendar ---------------------------------------------------------------------
-    def _ical(self, model: SiteModel, pages: Pages, fingerprints: dict[int, bytes],
-              common: bytes) -> Iterator[Output]:
+    def _ical(self, model: SiteModel, pages: Pages) -> Iterator[Output]:
         host = urlsplit(pages.base_url).hostname or "localhost"
         title = str(model.settings.get("title") or "Events")
         signatures = self._vevent_sigs = {}
-        self._sig_inputs = (fingerprints, common)
 
         def vevent(event: EventView) -> bytes:
             sig = signatures.get(event.id)

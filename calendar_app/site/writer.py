@@ -9,35 +9,28 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-_made: set[str] = set()  # folders known to exist: one mkdir per folder per process
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+T = TypeVar("T")
 
 
-def _target(out: Path, relpath: str) -> str:
-    """The output's path, its folder made."""
-    target = f"{os.fspath(out)}/{relpath}"
-    folder = target[:target.rfind("/")]
-    if folder not in _made:
+def _in_folder(target: str, make: Callable[[], T]) -> T:
+    """`make()`, once more after making the target's folder if it is missing (the
+    first output there, or the output folder removed under a running --watch)."""
+    try:
+        return make()
+    except FileNotFoundError:
+        folder = target[:target.rfind("/")]
         try:
             os.mkdir(folder)  # its parent usually exists: no stat per level first
-        except FileExistsError:
-            pass
         except FileNotFoundError:
             os.makedirs(folder, exist_ok=True)
-        _made.add(folder)
-    return target
-
-
-def _create(target: str, flags: int) -> int:
-    """A descriptor to write `target`, its folder made again if it vanished since
-    `_target` saw it (the output folder removed under a running --watch)."""
-    try:
-        return os.open(target, flags, 0o666)
-    except FileNotFoundError:
-        os.makedirs(target[:target.rfind("/")], exist_ok=True)
-        return os.open(target, flags, 0o666)
+        except FileExistsError:
+            pass
+        return make()
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -47,15 +40,15 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def write(out: Path, relpath: str, data: bytes) -> None:
-    target = _target(out, relpath)
+    target = f"{os.fspath(out)}/{relpath}"
     try:
         # A new file is written in place: no page was served there before (a full
         # build into an empty folder skips 47,000 renames).
-        fd = _create(target, _NEW)
+        fd = _in_folder(target, lambda: os.open(target, _NEW, 0o666))
     except FileExistsError:
         # Over an existing file: temp file + rename, a server never sees half a page.
         tmp = _temp_name(target)
-        fd = _create(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         try:
             _write_all(fd, data)
         finally:
@@ -73,15 +66,15 @@ def write(out: Path, relpath: str, data: bytes) -> None:
 
 def link(out: Path, source: str, relpath: str) -> bool:
     """`relpath` as a hard link to the output `source` (same bytes, one copy on disk);
-    False where the file system has no hard links."""
-    target = _target(out, relpath)
+    False where the file system has no hard links (or `source` is gone)."""
+    target = f"{os.fspath(out)}/{relpath}"
     source = f"{os.fspath(out)}/{source}"
     try:
-        os.link(source, target)
+        _in_folder(target, lambda: os.link(source, target))
         return True
     except FileExistsError:
         pass
-    except OSError:  # no hard links here, or the folder vanished: the caller writes
+    except OSError:
         return False
     tmp = _temp_name(target)
     with contextlib.suppress(FileNotFoundError):
@@ -105,11 +98,9 @@ def remove(out: Path, relpath: str) -> None:
         target.unlink()
     # Drop folders left empty (an event page's folder), never the output root.
     folder = target.parent
-    _made.discard(str(folder))
     while folder != out and out in folder.parents:
         try:
             folder.rmdir()
-            _made.discard(str(folder))
         except OSError:
             break
         folder = folder.parent
