@@ -3,10 +3,7 @@ or build without a cache parses every file, and YAML is most of that time)."""
 
 from __future__ import annotations
 
-import os
-import pickle
-
-from . import yamlfile
+from . import parallel, yamlfile
 from .content import ContentTree
 from .records import RecordError, from_file, line_of
 
@@ -31,30 +28,13 @@ def parse(tree: ContentTree, relpath: str, collection: str) -> Outcome:
 
 def parse_many(tree: ContentTree, files: list[tuple[str, str]]) -> dict[str, Outcome]:
     """(relpath, collection) -> outcome for each file; a forked child parses half."""
-    if len(files) < PARALLEL_MIN or not hasattr(os, "fork"):
-        return {relpath: parse(tree, relpath, c) for relpath, c in files}
-    mine, theirs = files[: len(files) // 2], files[len(files) // 2:]
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: parse, send the outcomes, leave without any cleanup
-        os.close(read_end)
-        status = 1
-        try:
-            with os.fdopen(write_end, "wb") as fh:
-                pickle.dump({p: parse(tree, p, c) for p, c in theirs}, fh,
-                            protocol=pickle.HIGHEST_PROTOCOL)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    found = {relpath: parse(tree, relpath, c) for relpath, c in mine}
-    with os.fdopen(read_end, "rb") as fh:
-        try:
-            found.update(pickle.load(fh))  # from our own child
-        except (EOFError, pickle.UnpicklingError):
-            pass  # the child died: its files are parsed below, here
-    os.waitpid(pid, 0)
-    for relpath, collection in theirs:
-        if relpath not in found:
-            found[relpath] = parse(tree, relpath, collection)
-    return found
+    workers = 2 if len(files) >= PARALLEL_MIN else 1
+    try:
+        outcomes = parallel.run(files, lambda f: parse(tree, *f), _half, workers=workers)
+    except RuntimeError:  # the child died (killed): parse everything here
+        outcomes = [parse(tree, relpath, c) for relpath, c in files]
+    return {relpath: outcome for (relpath, _), outcome in zip(files, outcomes)}
+
+
+def _half(file: tuple[str, str], workers: int) -> int:
+    return hash(file[0]) % workers

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from .. import dates, markup
+from .. import dates, markup, parallel
 from ..app import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
 from ..catalog import Catalog, Problem
 from ..records import Record
-from . import feeds, ical, manifest, parallel, paths, writer
+from . import feeds, ical, manifest, paths, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .pages import Pages, event_deps
@@ -197,10 +197,10 @@ class Builder:
                        key=lambda item: item[0].deps[0] if item[0].deps else -1)
         self._vevents_before = dict(self.vevents.data)
         markup.remember(self.renderings.data)
-        results = parallel.run(early, self._render_one, self._made_here,
-                               self._merge_made, progress.step,
+        results = parallel.run(early, self._render_one, _place,
                                workers=self.workers if len(early) >= PARALLEL_MIN else 1,
-                               place=_place)
+                               collect=self._made_here, merge=self._merge_made,
+                               step=progress.step)
         results += [self._render_one(item) for item in todo if item[0].kind in late]
         self.renderings.update(markup.learned())
         for (output, sig), (digest, written, warning) in zip(
@@ -415,12 +415,15 @@ log = logging.getLogger(__name__)
 
 
 def _place(item: tuple[Output, str], workers: int) -> int:
-    kind = item[0].kind
-    if kind == "json-list":
+    """The process that renders an output. Outputs go by the first record they show,
+    so an event's page, `.ics` and JSON snapshots are made in the same process (one
+    Markdown conversion per description, thanks to markup's cache)."""
+    output = item[0]
+    if output.kind == "json-list":
         return 0  # list snapshots ask the Flask app, which this process keeps (--watch)
-    if kind == "ics-feed":
+    if output.kind == "ics-feed":
         return workers - 1  # away from the list snapshots: the processes end together
-    return parallel.share_of(item, workers)
+    return (output.deps[0] if output.deps else hash(output.path)) % workers
 
 
 def _nothing() -> bytes:

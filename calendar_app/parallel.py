@@ -1,11 +1,8 @@
-"""Rendering over several processes: fork after the catalog and the plan are in memory.
+"""Work over several processes: fork once the data is in memory.
 
-Nothing is pickled on the way in (a forked child already has the model, the
-templates and the render closures); each child sends back only small results (the
-content hash of each output it wrote) and whatever it added to a cache the parent
-keeps. Outputs are dealt out by the first record they show, so an event's page, its
-`.ics` and its JSON snapshots are made in the same process (one Markdown conversion
-per description, thanks to markup's cache).
+Nothing is pickled on the way in (a forked child already has everything); each child
+sends back its results and whatever it added to a cache the parent keeps. Used by
+the catalog to parse thousands of files and by the site builder to render.
 """
 
 from __future__ import annotations
@@ -29,20 +26,24 @@ def default_workers() -> int:
                       else os.cpu_count() or 1))
 
 
-def share_of(item: Any, workers: int) -> int:
-    output = item[0]
-    key = output.deps[0] if output.deps else hash(output.path)
-    return key % workers
+def _nothing() -> None:
+    return None
 
 
-def run(items: Sequence[T], render: Callable[[T], R], collect: Callable[[], Any],
-        merge: Callable[[Any], None], step: Callable[[int], None],
-        workers: int = 1, place: Callable[[T, int], int] = share_of) -> list[R]:
+def _nothing_merged(_: Any) -> None:
+    return None
+
+
+def run(items: Sequence[T], render: Callable[[T], R], place: Callable[[T, int], int],
+        workers: int = 1, collect: Callable[[], Any] = _nothing,
+        merge: Callable[[Any], None] = _nothing_merged,
+        step: Callable[[int], None] = _nothing_merged) -> list[R]:
     """`render` every item, in `workers` processes; results in the items' order.
 
     `place(item, workers)` picks the process (0 is this one). `collect()` runs in each
     child when done, its value is handed to `merge()` in the parent (for caches filled
-    while rendering).
+    while rendering); `step(n)` counts items done. A child that fails or dies makes
+    this raise RuntimeError once the others are done.
     """
     results: list[Any] = [None] * len(items)
     if workers <= 1 or not hasattr(os, "fork"):
@@ -80,8 +81,8 @@ def run(items: Sequence[T], render: Callable[[T], R], collect: Callable[[], Any]
         with os.fdopen(read_end, "rb") as fh:
             try:
                 kind, values, extra = pickle.load(fh)  # from our own child
-            except EOFError:
-                kind, values, extra = "error", "a render process died", None
+            except (EOFError, pickle.UnpicklingError):
+                kind, values, extra = "error", "a worker process died", None
         os.waitpid(pid, 0)
         if kind != "ok":
             failure = failure or values
@@ -91,5 +92,5 @@ def run(items: Sequence[T], render: Callable[[T], R], collect: Callable[[], Any]
         merge(extra)
         step(len(share))
     if failure is not None:
-        raise RuntimeError(f"rendering failed in a worker process:\n{failure}")
+        raise RuntimeError(f"a worker process failed:\n{failure}")
     return results
