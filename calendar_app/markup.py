@@ -3,7 +3,9 @@
 Records keep what the editor wrote (Markdown or HTML). On output we imitate the
 WordPress filters clients are used to (spec 2.1, open point 7.8): `wpautop`-style
 paragraphs for HTML, Markdown otherwise, always sanitised; and `wptexturize` entities
-for titles.
+for titles. Markdown is GitHub's dialect (CommonMark with tables, strikethrough,
+autolinks and task lists), the one editors already read in pull requests, through
+cmark-gfm: C, twenty times quicker than a pure-Python converter.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import html as _html
 import re
-import threading
 from functools import lru_cache
 from importlib.metadata import version as _version
 from pathlib import Path
 
-import markdown
+import cmarkgfm
 import nh3
+from cmarkgfm.cmark import Options as _CmarkOptions
 
 __all__ = ["plain_text", "render_excerpt", "render_html", "render_title"]
 
@@ -53,7 +55,11 @@ _ALLOWED_ATTRIBUTES = {
 # No javascript:, data:, vbscript: ...; relative URLs are kept by nh3.
 _URL_SCHEMES = {"http", "https", "mailto", "tel"}
 
-_MARKDOWN_EXTENSIONS = ["extra", "sane_lists"]
+# GitHub's set but "tagfilter": that one escapes <script> and the like into visible
+# text, where the sanitizer drops them with their content.
+_GFM_EXTENSIONS = ["table", "autolink", "strikethrough", "tasklist"]
+# Raw HTML is passed on to the sanitizer, which keeps what it allows.
+_CMARK_OPTIONS = _CmarkOptions.CMARK_OPT_UNSAFE | _CmarkOptions.CMARK_OPT_GITHUB_PRE_LANG
 
 
 def _sanitize(fragment: str) -> str:
@@ -92,21 +98,16 @@ def _autop(text: str) -> str:
     return "\n".join(out)
 
 
-_local = threading.local()
-
-
-def _converter() -> markdown.Markdown:
-    """One converter per thread: building one (extension set-up) costs ~1 ms."""
-    converter = getattr(_local, "converter", None)
-    if converter is None:
-        converter = _local.converter = markdown.Markdown(extensions=_MARKDOWN_EXTENSIONS)
-    return converter
+def _markdown(text: str) -> str:
+    return cmarkgfm.markdown_to_html_with_extensions(
+        text, options=_CMARK_OPTIONS, extensions=_GFM_EXTENSIONS)
 
 
 # One line of words and harmless punctuation, nothing Markdown reads as syntax (no
-# `*_[]<>&#|\\` and the like, no list or heading at the start): Markdown would only
-# wrap it in <p>. Most excerpts are such a sentence; converting one costs ~0.1 ms.
-_PLAIN_LINE = re.compile(r"(?![0-9]+[.)])[A-Za-z0-9\"'][A-Za-z0-9 .,;:?!%@/$'\"()-]*")
+# `*_[]<>&#|\\~` and the like, no list or heading at the start, nothing autolinked):
+# Markdown would only wrap it in <p>. Most excerpts are such a sentence.
+_PLAIN_LINE = re.compile(
+    r"(?![0-9]+[.)])(?!.*(?:www\.|://))[A-Za-z0-9\"'][A-Za-z0-9 .,;:?!%/$'\"()-]*")
 
 
 # Renderings made earlier by this same code (a static build keeps its last run's):
@@ -135,7 +136,7 @@ def learned() -> dict[str, str]:
 def fingerprint() -> str:
     """Changes with this module and the Markdown and sanitizer libraries."""
     digest = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=8)
-    digest.update(f"{markdown.__version__} {_version('nh3')}".encode())
+    digest.update(f"{_version('cmarkgfm')} {_version('nh3')}".encode())
     return digest.hexdigest()
 
 
@@ -155,7 +156,7 @@ def render_html(text: str | None) -> str:
     if _HAS_BLOCK.search(text):
         rendered = _sanitize(_autop(text))
     else:
-        rendered = _sanitize(_converter().reset().convert(text))
+        rendered = _sanitize(_markdown(text))
     if _learning:
         _learned[original] = rendered
     return rendered

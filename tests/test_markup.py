@@ -28,11 +28,30 @@ def test_markdown_features() -> None:
     assert render_html('[site](https://example.org "Ex")') == (
         '<p><a href="https://example.org" title="Ex" rel="noopener noreferrer">site</a></p>'
     )
-    assert render_html("![pic](/media/a.png)") == '<p><img alt="pic" src="/media/a.png"></p>'
+    assert render_html("![pic](/media/a.png)") == '<p><img src="/media/a.png" alt="pic"></p>'
     table = render_html("| a | b |\n|---|---|\n| 1 | 2 |")
     assert table.startswith("<table>") and "<td>1</td>" in table
     assert render_html("> quoted") == "<blockquote>\n<p>quoted</p>\n</blockquote>"
     assert render_html("`x < y`") == "<p><code>x &lt; y</code></p>"
+
+
+def test_github_flavoured_markdown() -> None:
+    """The dialect editors read on GitHub: what they preview is what the site shows."""
+    assert render_html("Bring:\n- a hat\n  - and gloves") == (
+        "<p>Bring:</p>\n<ul>\n<li>a hat\n<ul>\n<li>and gloves</li>\n</ul>\n</li>\n</ul>")
+    assert render_html("~~sold out~~ more seats") == "<p><del>sold out</del> more seats</p>"
+    assert render_html("See www.example.org") == (
+        '<p>See <a href="http://www.example.org" rel="noopener noreferrer">'
+        "www.example.org</a></p>")
+    assert render_html("Mail info@example.org") == (
+        '<p>Mail <a href="mailto:info@example.org" rel="noopener noreferrer">'
+        "info@example.org</a></p>")
+    # Task list checkboxes are not among the tags kept: the item's text stays.
+    assert render_html("- [x] done") == "<ul>\n<li> done</li>\n</ul>"
+    # Raw HTML inside Markdown goes through the sanitizer: kept tags stay, scripts go
+    # with their content (not shown as text).
+    assert render_html("Hello <b>there</b><script>x()</script>") == (
+        "<p>Hello <b>there</b></p>")
 
 
 def test_html_input_gets_paragraphs_like_wpautop() -> None:
@@ -202,7 +221,7 @@ def test_render_title_never_emits_tags(text: str) -> None:
 def test_plain_line_shortcut_agrees_with_markdown(text: str) -> None:
     """The shortcut for one plain line gives what Markdown and the sanitizer give."""
     if markup._PLAIN_LINE.fullmatch(text) and not text.endswith(" "):
-        slow = markup._sanitize(markup._converter().reset().convert(text))
+        slow = markup._sanitize(markup._markdown(text))
         assert markup.render_html.__wrapped__(text) == slow
 
 

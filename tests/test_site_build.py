@@ -517,12 +517,12 @@ def test_markdown_renderings_are_kept_between_builds(tmp_path: Path, monkeypatch
     from calendar_app import markup
 
     conversions: list[int] = []
-    make = markup._converter
+    convert = markup._markdown
 
-    def counting():
+    def counting(text: str) -> str:
         conversions.append(1)
-        return make()
-    monkeypatch.setattr(markup, "_converter", counting)
+        return convert(text)
+    monkeypatch.setattr(markup, "_markdown", counting)
     content = copy_sample(tmp_path / "content")
     build(make_options(content, tmp_path / "one", tmp_path))
     assert len(conversions) > 40
