@@ -199,7 +199,7 @@ def test_drafts_never_leak(site: Path) -> None:
             assert "new-years-eve-2027-lineup-tba" not in text, path
             assert "lineup TBA" not in text, path
             assert '"id":142,' not in text.replace(" ", ""), path
-    assert not (site / f"{REST}/events/142").exists()
+    assert not (site / f"{REST}/events/142.json").exists()
 
 
 # -- iCalendar ----------------------------------------------------------------------
@@ -276,18 +276,23 @@ def test_snapshots_match_live_api(site: Path, tmp_path: Path) -> None:
                       "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True,
                       "SITE_URL": BASE_URL})
     client = app.test_client()
-    snapshots = sorted((site / REST).rglob("index.json"))
+    snapshots = sorted((site / REST).rglob("*.json"))
     assert len(snapshots) > 150
-    for path in snapshots:
-        url = "/" + path.parent.relative_to(site).as_posix()
+    for path in snapshots:  # the file of a request is its path plus ".json"
+        url = "/" + path.relative_to(site).as_posix().removesuffix(".json")
         response = client.get(url)
         assert response.status_code == 200, url
         assert response.get_data() == path.read_bytes(), url
     for collection in ("events", "venues", "organizers", "categories", "tags"):
-        assert (site / REST / collection / "index.json").exists()
-    by_slug = site / REST / "events/by-slug/holiday-messiah-sing-along-2026/index.json"
+        assert (site / REST / f"{collection}.json").exists()
+    by_slug = site / REST / "events/by-slug/holiday-messiah-sing-along-2026.json"
     # One copy on disk: the file by slug is a hard link to the file by id.
-    assert by_slug.stat().st_ino == (site / REST / "events/101/index.json").stat().st_ino
+    assert by_slug.stat().st_ino == (site / REST / "events/101.json").stat().st_ino
+    # No folder per record: the collections' and by-slug folders only.
+    folders = {p.relative_to(site / REST).as_posix() for p in (site / REST).rglob("*")
+               if p.is_dir()}
+    assert folders == {"events", "venues", "organizers", "categories", "tags",
+                       "events/by-slug", "venues/by-slug", "organizers/by-slug"}
 
 
 # -- links -------------------------------------------------------------------------
@@ -355,7 +360,7 @@ def test_incremental_rewrite_and_removal(tmp_path: Path) -> None:
         assert "events/2026-12-13/index.html" in written
         assert "venue/magnolia-arts-center/index.html" in written
         assert "events/category/music/classical/index.html" in written
-        assert f"{REST}/events/101/index.json" in written
+        assert f"{REST}/events/101.json" in written
         assert "calendar.ics" in written
         assert "venue/the-blue-lantern/index.html" not in written
         assert "event/jazz-night-january-2027/index.html" not in written
@@ -364,14 +369,15 @@ def test_incremental_rewrite_and_removal(tmp_path: Path) -> None:
         assert "Holiday Messiah Singalong" in (
             out / "event/holiday-messiah-sing-along-2026/index.html").read_text()
         for path in ("events/101", "events/by-slug/holiday-messiah-sing-along-2026"):
-            assert "Holiday Messiah Singalong" in (out / REST / path / "index.json").read_text()
+            assert "Holiday Messiah Singalong" in (out / REST / f"{path}.json").read_text()
 
         event.unlink()
         builder.calendar.catalog.refresh(["events/2026/holiday-messiah-sing-along-2026.yaml"])
         report = builder.build()
         assert "event/holiday-messiah-sing-along-2026/index.html" in report.removed
         assert not (out / "event/holiday-messiah-sing-along-2026").exists()
-        assert not (out / REST / "events/101").exists()
+        assert not (out / REST / "events/101.json").exists()
+        assert not (out / REST / "events/by-slug/holiday-messiah-sing-along-2026.json").exists()
     finally:
         builder.close()
 
@@ -543,7 +549,7 @@ def test_manifest_round_trip(tmp_path: Path) -> None:
     from calendar_app.site import manifest
 
     outputs = {"event/a/index.html": ["s1", "d1"], "media/odd\tname %20\n.png": ["s2", "d2"],
-               "wp-json/tribe/events/v1/events/7/index.json": ["s3", ""]}
+               "wp-json/tribe/events/v1/events/7.json": ["s3", ""]}
     manifest.save(tmp_path, outputs)
     assert manifest.load(tmp_path) == outputs
     assert len((tmp_path / manifest.NAME).read_text().splitlines()) == 4
@@ -597,4 +603,4 @@ def test_output_folder_removed_under_a_running_builder(tmp_path: Path) -> None:
         builder.close()
     assert sorted(second.written) == sorted(first.written) and not second.removed
     assert (out / "event/holiday-messiah-sing-along-2026/index.html").is_file()
-    assert (out / REST / "events/by-slug/holiday-messiah-sing-along-2026/index.json").is_file()
+    assert (out / REST / "events/by-slug/holiday-messiah-sing-along-2026.json").is_file()
