@@ -46,7 +46,7 @@ def run(items: Sequence[T], render: Callable[[T], R], place: Callable[[T, int], 
     this raise RuntimeError once the others are done.
     """
     results: list[Any] = [None] * len(items)
-    if workers <= 1 or not hasattr(os, "fork"):
+    if workers <= 1 or len(items) < 2 or not hasattr(os, "fork"):
         for i, item in enumerate(items):
             results[i] = render(item)
             step(1)

@@ -412,6 +412,37 @@ def test_watch_edits_match_a_full_build(tmp_path: Path) -> None:
         builder.close()
 
 
+def test_parallel_build_matches_one_process(tmp_path: Path, monkeypatch) -> None:
+    """Large builds fork: outputs dealt out by event, then (no VEVENT cached yet) the
+    feeds dealt out by size. The bytes are those of a build in one process."""
+    from calendar_app import parallel
+    from calendar_app.site import builder as builder_module
+
+    content = copy_sample(tmp_path / "content")
+    build(make_options(content, tmp_path / "one", tmp_path / "one-cache"))
+    calls: list[tuple[int, int]] = []
+    run = parallel.run
+
+    def counting(items, *args, **kwargs):
+        calls.append((len(items), kwargs.get("workers", 1)))
+        return run(items, *args, **kwargs)
+    monkeypatch.setattr(parallel, "run", counting)
+    monkeypatch.setattr(builder_module, "PARALLEL_MIN", 1)
+    for out in ("cold", "warm"):  # the second with the first one's caches
+        builder = Builder(make_options(content, tmp_path / out, tmp_path))
+        builder.workers = 2
+        try:
+            calls.clear()
+            builder.build()
+        finally:
+            builder.close()
+        assert tree_bytes(tmp_path / out) == tree_bytes(tmp_path / "one"), out
+        feeds = sum(1 for _ in (tmp_path / "one").rglob("calendar.ics"))
+        # Cold: every output but the feeds, then the feeds; warm: all at once.
+        assert [n for n, workers in calls if workers == 2][1:] == (
+            [feeds] if out == "cold" else [0]), calls
+
+
 def test_watch_rebuilds_on_save(tmp_path: Path) -> None:
     import threading
 

@@ -7,7 +7,7 @@ import hashlib
 import logging
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
@@ -195,16 +195,17 @@ class Builder:
         # once (markup's cache holds fewer than 10,000 texts), not once per output.
         early = sorted((item for item in todo if item[0].kind not in late),
                        key=lambda item: item[0].deps[0] if item[0].deps else -1)
-        self._vevents_before = dict(self.vevents.data)
+        after = [item for item in todo if item[0].kind in late]
+        workers = self.workers if len(early) >= PARALLEL_MIN else 1
         markup.remember(self.renderings.data)
-        results = parallel.run(early, self._render_one, _place,
-                               workers=self.workers if len(early) >= PARALLEL_MIN else 1,
-                               collect=self._made_here, merge=self._merge_made,
-                               step=progress.step)
-        results += [self._render_one(item) for item in todo if item[0].kind in late]
+        results = []
+        for share, place in ((early, _place), (after, _balanced(after, workers))):
+            self._vevents_before = dict(self.vevents.data)
+            results += parallel.run(share, self._render_one, place, workers=workers,
+                                    collect=self._made_here, merge=self._merge_made,
+                                    step=progress.step)
         self.renderings.update(markup.learned())
-        for (output, sig), (digest, written, warning) in zip(
-                early + [item for item in todo if item[0].kind in late], results):
+        for (output, sig), (digest, written, warning) in zip(early + after, results):
             if warning is not None:
                 # The live list code is someone else's and may be mid-change: the
                 # site is still worth having; say so and retry on the next build.
@@ -424,6 +425,18 @@ def _place(item: tuple[Output, str], workers: int) -> int:
     if output.kind == "ics-feed":
         return workers - 1  # away from the list snapshots: the processes end together
     return (output.deps[0] if output.deps else hash(output.path)) % workers
+
+
+def _balanced(items: list[tuple[Output, str]], workers: int) -> Callable[[tuple[Output, str], int], int]:
+    """Feeds dealt out by size (their dependencies), largest first, each to the
+    process with the least so far: the one feed of every upcoming event is a seventh
+    of the work, the others (per venue, organizer, term) share the rest."""
+    load = [0] * workers
+    process: dict[str, int] = {}
+    for output, _ in sorted(items, key=lambda item: -len(item[0].deps)):
+        process[output.path] = chosen = load.index(min(load))
+        load[chosen] += len(output.deps)
+    return lambda item, _workers: process[item[0].path]
 
 
 def _nothing() -> bytes:
