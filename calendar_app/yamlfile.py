@@ -16,6 +16,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
+from . import simpleyaml
+
 MAX_FILE_BYTES = 1 << 20  # a record file above 1 MiB is refused unread
 MAX_DEPTH = 20
 
@@ -53,6 +55,9 @@ def load(data: bytes) -> dict:
         raise YamlError("file is not valid UTF-8", line) from None
     if "\x00" in text:
         raise YamlError("file contains a NUL byte", text[: text.index("\x00")].count("\n") + 1)
+    simple = simpleyaml.load(text)
+    if simple is not None:  # the common flat shape: no aliases, tags or nesting
+        return simple
     _check_nesting(text)
     loader = _Loader(text)
     try:
