@@ -1,9 +1,7 @@
 """Build the static calendar site: `python build.py [--content DIR] [--out DIR]
 [--templates DIR] [--base-url URL] [--watch] [--strict]`."""
 
-import sys
-
-from calendar_app.site.command import main
+from calendar_app.site.command import exit_now, main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -1,5 +1,4 @@
-import sys
-
 from .cli import main
+from .site.command import exit_now
 
-sys.exit(main())
+exit_now(main())
