@@ -62,17 +62,21 @@ _GFM_EXTENSIONS = ["table", "autolink", "strikethrough", "tasklist"]
 _CMARK_OPTIONS = _CmarkOptions.CMARK_OPT_UNSAFE | _CmarkOptions.CMARK_OPT_GITHUB_PRE_LANG
 
 
+# Built once: passing the allow-lists to nh3.clean converted them on every call, three
+# quarters of its time.
+_CLEANER = nh3.Cleaner(
+    tags=_ALLOWED_TAGS,
+    # Drop the content of these too, not just the tags.
+    clean_content_tags={"script", "style", "iframe", "object", "embed", "template"},
+    attributes=_ALLOWED_ATTRIBUTES,
+    url_schemes=_URL_SCHEMES,
+    strip_comments=True,
+    link_rel="noopener noreferrer",
+)
+
+
 def _sanitize(fragment: str) -> str:
-    return nh3.clean(
-        fragment,
-        tags=_ALLOWED_TAGS,
-        # Drop the content of these too, not just the tags.
-        clean_content_tags={"script", "style", "iframe", "object", "embed", "template"},
-        attributes=_ALLOWED_ATTRIBUTES,
-        url_schemes=_URL_SCHEMES,
-        strip_comments=True,
-        link_rel="noopener noreferrer",
-    ).strip()
+    return _CLEANER.clean(fragment).strip()
 
 
 def _autop(text: str) -> str:
