@@ -186,9 +186,9 @@ class Builder:
                 todo.append((output, sig))
         progress = Progress(len(todo), self.options.stream, self.options.progress)
         # Feeds concatenate the VEVENTs that the per-event .ics outputs make, in the
-        # worker that has the event (elsewhere one costs its Markdown): after the
-        # parallel part, here, unless the cache holds a VEVENT for every event (its
-        # outputs then render anywhere, _place).
+        # worker that has the event (elsewhere one costs its Markdown): once those are
+        # all made and merged here (over the processes again, _balanced), unless the
+        # cache holds a VEVENT for every event (feeds then render anywhere, _place).
         events = self._last.model.events if self._last else []
         late = set() if self.vevents.data.keys() >= {e.id for e in events} else {"ics-feed"}
         # An event's page, .ics and JSON next to each other: its Markdown is converted
@@ -427,7 +427,8 @@ def _place(item: tuple[Output, str], workers: int) -> int:
     return (output.deps[0] if output.deps else hash(output.path)) % workers
 
 
-def _balanced(items: list[tuple[Output, str]], workers: int) -> Callable[[tuple[Output, str], int], int]:
+def _balanced(items: list[tuple[Output, str]],
+              workers: int) -> Callable[[tuple[Output, str], int], int]:
     """Feeds dealt out by size (their dependencies), largest first, each to the
     process with the least so far: the one feed of every upcoming event is a seventh
     of the work, the others (per venue, organizer, term) share the rest."""
