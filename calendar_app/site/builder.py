@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from .. import dates, markup, parallel
 from ..app import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
-from ..catalog import Catalog, Problem
+from ..catalog import Catalog, Problem, paused_gc
 from ..records import Record
 from . import feeds, ical, manifest, paths, writer
 from .memo import BuildRepresenter, CountingCatalog
@@ -163,7 +163,8 @@ class Builder:
             model.api_rep = BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
                                              rep.rest_root)
             pages = Pages(model, self.env, base_url)
-            outputs = list(self._plan(model, pages, fingerprints))
+            with paused_gc():  # 47,000 outputs kept: collections would find nothing
+                outputs = list(self._plan(model, pages, fingerprints))
             outputs.append(feeds.sitemap(pages, outputs))
             self._last = _Last(model, pages, outputs, common, fingerprints)
 
