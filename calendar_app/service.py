@@ -5,9 +5,10 @@ turning each write into files plus one git commit.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import dates, errors, slugs, yamlfile
@@ -100,6 +101,15 @@ class Service:
                                      or user.can("edit_others"))
 
     # -- writes --------------------------------------------------------------
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The tree's write lock (other threads and processes), then the catalog's: a
+        re-read of changed files (watcher thread) forgets them before loading them
+        again, and a write that looked meanwhile would miss their ids and slugs (two
+        records were once given the same id)."""
+        with self.catalog.tree.locked(), self.catalog.lock:
+            yield
+
     def create(self, collection: str, body: dict, user: User | None) -> tuple[Record, bool]:
         """Create a record; returns it and whether it is new (False: duplicate reused)."""
         resource = RESOURCES[collection]
@@ -108,7 +118,7 @@ class Service:
             raise errors.missing(missing)
         values = self._validate(resource, body, None)
         self._check_write_permission(resource, user, None, "edit")
-        with self.catalog.tree.locked():
+        with self._writing():
             write = Write("")
             if collection in ("venues", "organizers"):
                 existing = self._duplicate(resource, values)
@@ -127,7 +137,7 @@ class Service:
         resource = record.resource
         values = self._validate(resource, body, record)
         self._check_write_permission(resource, user, record, "edit")
-        with self.catalog.tree.locked():
+        with self._writing():
             current = self._current(record, precondition)
             if current.data != record.data:
                 values = self._validate(resource, body, current)
@@ -144,7 +154,7 @@ class Service:
         """Trash (events, venues, organizers) or remove; returns the record as answered."""
         resource = record.resource
         self._check_write_permission(resource, user, record, "delete")
-        with self.catalog.tree.locked():
+        with self._writing():
             current = self._current(record, precondition)
             if resource.trashable and current.status == "trash" and not force:
                 raise ApiError(410, f"{resource.singular}-is-in-trash",

@@ -537,6 +537,44 @@ def test_two_gunicorn_workers(tmp_path: Path, users: dict[str, str]) -> None:
     report("gunicorn", figures)
 
 
+def test_a_write_waits_for_a_reread_in_flight(tmp_path: Path, users: dict[str, str],
+                                              monkeypatch) -> None:
+    """A re-read of changed files (the watcher's thread, another worker's journal)
+    forgets them before loading them again. A write that allocated an id meanwhile took
+    the id of a record being re-read (seen once with two gunicorn workers): writes now
+    wait for the re-read to end."""
+    from calendar_app.catalog import Catalog
+
+    content = make_repo(tmp_path)
+    app = create_app({"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "users.yaml"),
+                      "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True,
+                      "WATCH": False})
+    catalog = app.extensions["calendar"].catalog
+    top = max(catalog.records)
+    path = catalog.records[top].path
+    reloading = threading.Event()
+    load = Catalog._load_file
+
+    def slow_load(self, relpath, *args, **kwargs):
+        if relpath == path:
+            reloading.set()
+            time.sleep(0.3)
+        return load(self, relpath, *args, **kwargs)
+    monkeypatch.setattr(Catalog, "_load_file", slow_load)
+    reread = threading.Thread(target=catalog.refresh, args=([path],))
+    reread.start()
+    try:
+        assert reloading.wait(5)
+        response = app.test_client().post(f"{BASE}/tags", json={"name": "Fresh tag"},
+                                          headers=basic("administrator", users["administrator"]))
+    finally:
+        reread.join()
+        app.extensions["calendar"].close()
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["id"] == top + 1
+    assert catalog.records[top].path == path and catalog.records[top + 1].name == "Fresh tag"
+
+
 # -- edits from both sides ---------------------------------------------------------------
 @pytest.fixture
 def live(tmp_path: Path, users: dict[str, str]):
