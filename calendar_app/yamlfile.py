@@ -252,6 +252,21 @@ def edit(text: str, changes: dict, order: Sequence[str]) -> str:
             keys = list(doc.keys())
             pos = sum(1 for k in keys if rank.get(k, len(rank)) < rank.get(key, len(rank)))
             doc.insert(pos, key, _rt_value(value))
+    edited = _dumped(rt, doc)
+    # ruamel reads YAML 1.2 and writes back some untouched scalars it took for numbers
+    # in another form (`0e1`, a string to our YAML 1.1 loader, came back as `0e0`):
+    # any untouched value that no longer reads the same is written again as a value.
+    try:
+        before, after = load(text.encode("utf-8")), load(edited.encode("utf-8"))
+    except YamlError:
+        return edited
+    drifted = [k for k in before if k not in changes and after.get(k) != before[k]]
+    for key in drifted:
+        doc[key] = _rt_value(before[key])
+    return _dumped(rt, doc) if drifted else edited
+
+
+def _dumped(rt: YAML, doc: CommentedMap) -> str:
     out = io.StringIO()
     rt.dump(doc, out)
     return out.getvalue()

@@ -215,6 +215,16 @@ def test_comment_keeping_edit_round_trip(record: Record, changes: dict) -> None:
     assert yamlfile.load(edited.encode()) == _normalize_strings(expected)
 
 
+def test_edit_keeps_untouched_text_that_yaml_1_2_reads_as_a_number() -> None:
+    """ruamel took `0e1` (a string in YAML 1.1) for a float and wrote it back as `0e0`:
+    a change to another key must leave such values as they read."""
+    text = "# kept\nid: 1\nslug: 0e1\ncost: 1e3\ntags:\n  - 0e5\n"
+    edited = yamlfile.edit(text, {"title": "New"}, ["id", "title", "slug", "cost", "tags"])
+    assert yamlfile.load(edited.encode()) == {"id": 1, "title": "New", "slug": "0e1",
+                                              "cost": "1e3", "tags": ["0e5"]}
+    assert edited.startswith("# kept\n")
+
+
 @pytest.mark.parametrize("text", ["NO", "on", "Off", "1_000", "0x1F", "2026-01-01", "~", "12"])
 def test_edit_quotes_text_that_yaml_1_1_reads_as_another_type(text: str) -> None:
     """ruamel writes YAML 1.2 (where `NO` is a string), the loader reads 1.1 (a bool)."""
