@@ -127,10 +127,9 @@ def _items(lines: list[str], i: int) -> tuple[list | None, int]:
             indent = match[1]
         elif match[1] != indent:
             raise _NotSimple
-        value = match[2]
-        if not value or value[0] in "[{|>":
-            raise _NotSimple
-        items.append(_scalar(value))
+        if not match[2]:
+            raise _NotSimple  # a null item
+        items.append(_scalar(match[2]))  # flow, block and nested items are refused there
         i += 1
     return (items if items else None), i
 
