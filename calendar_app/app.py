@@ -19,7 +19,7 @@ from .content import ContentTree
 from .index import CalendarIndex
 from .service import Service
 from .users import UserStore
-from .watcher import Journal, Watcher
+from .watcher import Journal, Watcher, follow_catalog
 
 log = logging.getLogger(__name__)
 BUNDLED_CONTENT = Path(__file__).resolve().parent.parent / "content"
@@ -66,7 +66,7 @@ class Calendar:
             self._pid = os.getpid()
             self.index.start()
             if self.watch:
-                self.watcher = Watcher(self.catalog)
+                self.watcher = follow_catalog(self.catalog)
                 self.watcher.start()
                 # Anything that changed between loading and watching.
                 self.catalog.resync()
@@ -134,6 +134,12 @@ def create_app(config: dict | None = None) -> Flask:
     def _follow_changes() -> None:
         calendar.ensure_started()
         calendar.sync()
+        # Every lookup of this request reads this one version (and its own writes).
+        calendar.catalog.pin()
+
+    @app.teardown_request
+    def _release_version(_exc: BaseException | None) -> None:
+        calendar.catalog.unpin()
 
     from . import api
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import logging
 import os
 import pickle
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import yamlfile
-from .content import ContentTree
-from .parsing import Outcome, parse, parse_many
+from .content import SETTINGS_FILE, ContentTree
+from .parsing import Outcome, parse, parse_data, parse_many
 from .records import Record, line_of
 from .resources import EVENTS, RESOURCES
 
@@ -55,37 +56,220 @@ class Problem:
             f"{self.path}: {self.message}")
 
 
+class CatalogVersion:
+    """One complete state of the catalog: records, lookups, links and settings.
+
+    A published version is never changed. A request takes one (`Catalog.pin`) and
+    reads it from start to end; a change builds the next version beside it (the maps
+    copied, the records shared) and publishes it in one assignment, so no reader ever
+    sees a change half applied. What is derived from a version (term counts, the
+    event columns, finished list bodies) lives on it (`derive`) and goes with it.
+    """
+
+    def __init__(self, version: int, records: dict[int, Record],
+                 slugs: dict[str, dict[str, int]], paths: dict[str, int],
+                 backlinks: dict[tuple[str, str], set[int]], settings: dict) -> None:
+        self.version = version
+        self.records = records
+        self.slugs = slugs
+        self.paths = paths
+        # (collection, slug) -> ids of records linking to it (events, child categories)
+        self.backlinks = backlinks
+        self.settings = settings
+        self._derived: dict[object, object] = {}
+        self._derive_lock = threading.Lock()
+
+    @classmethod
+    def empty(cls, settings: dict) -> CatalogVersion:
+        return cls(0, {}, {name: {} for name in RESOURCES}, {}, {}, settings)
+
+    def successor(self) -> CatalogVersion:
+        """A working copy for the next version. Link sets are shared until changed
+        (`Catalog._links`); ~15 ms at 100,000 events, well under a git commit."""
+        return CatalogVersion(self.version + 1, dict(self.records),
+                              {c: dict(m) for c, m in self.slugs.items()}, dict(self.paths),
+                              dict(self.backlinks), self.settings)
+
+    def derive(self, key: object, build: Callable[[], object]) -> object:
+        """What `build` makes from this version, made once."""
+        try:
+            return self._derived[key]
+        except KeyError:
+            pass
+        with self._derive_lock:
+            if key not in self._derived:
+                self._derived[key] = build()
+            return self._derived[key]
+
+    # -- lookups ---------------------------------------------------------------
+    def get(self, record_id: int, collection: str | None = None) -> Record | None:
+        record = self.records.get(record_id)
+        if record is None or (collection and record.collection != collection):
+            return None
+        return record
+
+    def by_slug(self, collection: str, slug: str) -> Record | None:
+        record_id = self.slugs[collection].get(slug)
+        return None if record_id is None else self.records.get(record_id)
+
+    def all(self, collection: str) -> list[Record]:
+        return [self.records[i] for i in self.slugs[collection].values()]
+
+    def linked(self, collection: str, slug: str) -> list[Record]:
+        """Records (events, or child categories) that link to this record."""
+        return [self.records[i] for i in sorted(self.backlinks.get((collection, slug), ()))
+                if i in self.records]
+
+    def resolve(self, collection: str, slugs: object) -> list[Record]:
+        """The existing records named by a slug or list of slugs, in the given order."""
+        items = slugs if isinstance(slugs, list) else [slugs] if slugs else []
+        found = (self.by_slug(collection, s) for s in items)
+        return [r for r in found if r is not None]
+
+    def term_count(self, record: Record) -> int:
+        """Published events carrying a term (the plugin's `count`), memoized: every
+        embedded term of every listed event asks for it."""
+        counts: dict = self.derive("term-counts", dict)  # type: ignore[assignment]
+        key = (record.collection, record.slug)
+        count = counts.get(key)
+        if count is None:
+            records = self.records
+            count = counts[key] = sum(
+                1 for i in self.backlinks.get(key, ())
+                if (r := records.get(i)) is not None and r.collection == "events"
+                and r.status == "publish")
+        return count
+
+
 class Catalog:
+    """The catalog's writer: reads the tree, applies changes, publishes versions.
+
+    Readers use `view()` (or the lookups below, which go through it): the version the
+    current thread pinned, else the latest published one. Changes happen under `lock`
+    inside `changing()`, on a working version only the changing thread sees.
+    """
+
     def __init__(self, tree: ContentTree) -> None:
         self.tree = tree
         self.lock = threading.RLock()
         tree.recovery_hooks.append(self.refresh)
-        self.records: dict[int, Record] = {}
-        self.slugs: dict[str, dict[str, int]] = {name: {} for name in RESOURCES}
-        self.paths: dict[str, int] = {}
+        self.current = CatalogVersion.empty(tree.settings())
+        self._work: CatalogVersion | None = None  # the version being built
+        self._writer = 0  # thread building `_work`
+        self._owned: set[tuple[str, str]] = set()  # link sets `_work` has copied
+        self._batch: set[str] = set()  # paths changed in the version being built
+        self._clashes: list[Record] = []  # records refused for an id already held
+        self._local = threading.local()  # .pinned: the version a request reads
         self.problems: dict[str, Problem] = {}
-        # (collection, slug) -> ids of records linking to it (events, child categories)
-        self.backlinks: dict[tuple[str, str], set[int]] = defaultdict(set)
-        self.version = 0  # bumped on every change; part of every ETag
-        self.settings: dict = tree.settings()
         # relpath -> (mtime_ns, size) of every record file as last read (valid or not):
         # the start-up cache, resync and the index manifest compare against it.
         self.stats: dict[str, tuple[int, int]] = {}
+        # relpath -> digest of the bytes last written or re-read here: a watcher event
+        # for a file whose content is what we already hold (our own write, or one read
+        # from another worker's journal) is not a change.
+        self.digests: dict[str, bytes] = {}
         self.listeners: list[Listener] = []
-        self._touched: set[str] | None = None  # collecting during a batch re-read
         self.cache_dirty = False
         # The start-up cache base this catalog descends from, and the paths changed
         # since it was written (what the delta file must hold).
         self._cache_token: str | None = None
         self._cache_delta: set[str] = set()
-        self._bulk_links: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
-        self._counts: dict[tuple[str, str], int] = {}
-        self._counts_version = -1
+
+    # -- versions --------------------------------------------------------------
+    def view(self) -> CatalogVersion:
+        work = self._work
+        if work is not None and self._writer == threading.get_ident():
+            return work
+        return getattr(self._local, "pinned", None) or self.current
+
+    def pin(self) -> CatalogVersion:
+        """From now on this thread reads the latest version, and only that one, until
+        `unpin` (one request); its own changes move it on (read-your-writes)."""
+        self._local.pinned = self.current
+        return self.current
+
+    def pin_latest(self) -> None:
+        """A writer, holding `lock`, checks its rules against the latest version."""
+        if getattr(self._local, "pinned", None) is not None:
+            self._local.pinned = self.current
+
+    def unpin(self) -> None:
+        self._local.pinned = None
+
+    @contextlib.contextmanager
+    def changing(self, origin: str = "write") -> Iterator[CatalogVersion]:
+        """Build the next version; publish it at the end, if anything changed. Nested
+        calls join the outer change. `origin`: what listeners are told."""
+        with self.lock:
+            if self._work is not None:
+                yield self._work
+                return
+            self._work = self.current.successor()
+            self._writer = threading.get_ident()
+            self._owned, self._batch = set(), set()
+            self._clashes = []
+            try:
+                yield self._work
+            finally:
+                work, batch = self._work, self._batch
+                self._work, self._writer, self._batch = None, 0, set()
+                if batch:
+                    self.cache_dirty = True
+                    self._cache_delta |= batch - {SETTINGS_FILE}
+                    # Listeners first: the index marks the paths pending before any
+                    # reader can see the version that holds them.
+                    self._notify(batch, origin)
+                    self.current = work
+                    self.pin_latest()
+
+    # The latest version, for readers; each call may see a newer one than the last:
+    # a request reads through `view()` after `pin()`.
+    @property
+    def records(self) -> dict[int, Record]:
+        return self.view().records
+
+    @property
+    def slugs(self) -> dict[str, dict[str, int]]:
+        return self.view().slugs
+
+    @property
+    def paths(self) -> dict[str, int]:
+        return self.view().paths
+
+    @property
+    def backlinks(self) -> dict[tuple[str, str], set[int]]:
+        return self.view().backlinks
+
+    @property
+    def settings(self) -> dict:
+        return self.view().settings
+
+    @property
+    def version(self) -> int:
+        return self.view().version
+
+    def get(self, record_id: int, collection: str | None = None) -> Record | None:
+        return self.view().get(record_id, collection)
+
+    def by_slug(self, collection: str, slug: str) -> Record | None:
+        return self.view().by_slug(collection, slug)
+
+    def all(self, collection: str) -> list[Record]:
+        return self.view().all(collection)
+
+    def linked(self, collection: str, slug: str) -> list[Record]:
+        return self.view().linked(collection, slug)
+
+    def resolve(self, collection: str, slugs: object) -> list[Record]:
+        return self.view().resolve(collection, slugs)
+
+    def term_count(self, record: Record) -> int:
+        return self.view().term_count(record)
 
     # -- loading -------------------------------------------------------------
     def load(self, cache_file: Path | None = None) -> None:
         """Read the tree; with a cache file, only files whose stat changed are parsed."""
-        if self.stats or self.records:  # already loaded: this is a catch-up
+        if self.stats or self.current.records:  # already loaded: this is a catch-up
             self.resync()
             if cache_file and self.cache_dirty:
                 self.save_cache(cache_file)
@@ -93,11 +277,9 @@ class Catalog:
         with paused_gc():
             token, cached = _read_cache(cache_file) if cache_file else (None, {})
             current = scan_stats(self.tree.root)
-            with self.lock:
-                self._cache_token = token
-                self._install(current, cached)
-                self.version += 1
-            if len(self.records) > FREEZE_ABOVE:
+            self._cache_token = token
+            self._install(current, cached)
+            if len(self.current.records) > FREEZE_ABOVE:
                 gc.freeze()
         if cache_file and self.cache_dirty:
             self.save_cache(cache_file)
@@ -105,19 +287,17 @@ class Catalog:
     def _install(self, current: dict[str, tuple[int, int]],
                  cached: dict[str, tuple[tuple[int, int], object]]) -> None:
         """First load: take every file whose stat matches the cache as it was cached,
-        parse the others. Sorted order, as `refresh`, so the same file wins a clash."""
-        self._touched = set()
-        self._bulk_links = defaultdict(list)
+        parse the others."""
         misses = [(p, c) for p in sorted(current) if (cached.get(p) or (None,))[0] != current[p]
                   and (c := self.tree.collection_of(p)) is not None]
         parsed = parse_many(self.tree, misses)
-        try:
+        bulk: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
+        with self.changing("files") as work:
             for relpath in sorted(current):
                 stat = current[relpath]
                 hit = cached.get(relpath)
                 if hit is None or hit[0] != stat:
-                    self._cache_delta.add(relpath)
-                    self._load_file(relpath, stat, parsed.get(relpath))
+                    self._load_file(relpath, stat, parsed.get(relpath), bulk)
                     continue
                 self.stats[relpath] = stat
                 item = hit[1]
@@ -127,20 +307,18 @@ class Catalog:
                     continue
                 collection, data = item  # type: ignore[misc]
                 record = Record(collection, data, relpath)
-                if (data["id"] not in self.records and data["slug"] not in self.slugs[
+                if (data["id"] not in work.records and data["slug"] not in work.slugs[
                         collection]) or self._clash(record, relpath, None) is None:
-                    self._put(record)
-            touched = self._touched
-        finally:
-            self._touched = None
-            for key, ids in self._bulk_links.items():
-                self.backlinks[key].update(ids)
-            self._bulk_links = defaultdict(list)
-        if cached.keys() - current.keys():
-            self.cache_dirty = True  # files gone since: drop them from the cache
-            self._cache_delta |= cached.keys() - current.keys()
-        if touched and self.listeners:
-            self._notify(touched, "files")
+                    self._put(record, bulk)
+            self._batch.update(current)
+            # Lists while loading, sets at the end: appends cost half of set adds.
+            for key, ids in bulk.items():
+                work.backlinks[key] = set(ids)
+            self._owned.update(bulk)
+            self._settle_clashes(self._clashes)
+        # What the start-up cache lacks: the files parsed, and those gone since.
+        self._cache_delta = {p for p, _c in misses} | (cached.keys() - current.keys())
+        self.cache_dirty = bool(self._cache_delta)
 
     def resync(self) -> set[str]:
         """Compare the tree with what was last read; re-read what differs. Returns the
@@ -154,82 +332,98 @@ class Catalog:
         return changed
 
     def refresh(self, relpaths: Iterable[str]) -> bool:
-        """Re-read these files (changed, added or removed); True if anything changed."""
-        changed = False
-        with self.lock:
-            self._touched = set()
-            try:
-                paths = []
-                for relpath in relpaths:
-                    if relpath == "calendar.yaml":
-                        self.settings = self.tree.settings()
-                        changed = True
-                    elif self.tree.collection_of(relpath) is not None:
-                        paths.append(relpath)
-                # Forget everything first, then load: a rename or a branch checkout moves
-                # ids and slugs between files, and must not look like a clash.
-                for relpath in paths:
-                    self._forget_path(relpath)
-                    self.stats.pop(relpath, None)
-                for relpath in sorted(paths):
-                    if self.tree.exists(relpath):
-                        self._load_file(relpath)
-                # Files that clashed with something that may now be gone get another go.
-                retry = [p for p, pr in self.problems.items()
-                         if "already used" in pr.message and p not in paths]
-                for relpath in retry:
+        """Re-read these files (changed, added or removed), as one new version; True if
+        anything changed. A file whose bytes are those last read or written here is
+        left as it is."""
+        with self.changing("files") as work:
+            fresh: dict[str, tuple[tuple[int, int], bytes] | None] = {}
+            for relpath in relpaths:
+                if relpath == SETTINGS_FILE:
+                    work.settings = self.tree.settings()
+                    self._batch.add(relpath)
+                elif self.tree.collection_of(relpath) is not None:
+                    found = self._read(relpath)
+                    if found is not None and relpath in self.stats and (
+                            self.digests.get(relpath) == _digest(found[1])):
+                        self.stats[relpath] = found[0]
+                        continue
+                    fresh[relpath] = found
+            # Forget everything first, then load, served files first: a rename or a
+            # branch checkout moves ids and slugs between files and must not look like
+            # a clash, and a file already served keeps its id against a newcomer.
+            served = {p for p in fresh if p in work.paths}
+            for relpath in fresh:
+                self._forget_path(relpath)
+                self.stats.pop(relpath, None)
+                self.digests.pop(relpath, None)
+            for relpath in sorted(fresh, key=lambda p: (p not in served, p)):
+                found = fresh[relpath]
+                if found is not None:
+                    self._load_file(relpath, found[0], data=found[1])
+                self._batch.add(relpath)
+            # Files that clashed with something that may now be gone get another go.
+            if fresh:
+                for relpath in [p for p, pr in self.problems.items()
+                                if "already used" in pr.message and p not in fresh]:
                     self._forget_path(relpath)
                     self._load_file(relpath)
-                changed = changed or bool(paths)
-                self._cache_delta.update(paths)
-                self._cache_delta.update(retry)
-                touched = self._touched
-            finally:
-                self._touched = None
-            if changed:
-                self.version += 1
-                self.cache_dirty = True
-        if touched:
-            self._notify(touched, "files")
-        return changed
+                    self._batch.add(relpath)
+            return bool(self._batch)
+
+    def _read(self, relpath: str) -> tuple[tuple[int, int], bytes] | None:
+        """(stat, bytes) of a file, None when it is gone. Stat before read: a file
+        changing meanwhile only looks changed once more."""
+        try:
+            st = os.stat(self.tree.root / relpath)
+            return (st.st_mtime_ns, st.st_size), self.tree.read_bytes(relpath)
+        except OSError:
+            return None
 
     def _load_file(self, relpath: str, stat: tuple[int, int] | None = None,
-                   outcome: Outcome | None = None) -> None:
-        """Parse one file (unless `outcome` is its parse, made in advance). `stat`: taken
-        just before by a scan (stat before read, so a file changing meanwhile only looks
-        changed once more)."""
+                   outcome: Outcome | None = None,
+                   bulk: defaultdict[tuple[str, str], list[int]] | None = None,
+                   data: bytes | None = None) -> None:
+        """Parse one file (unless `outcome` is its parse, made in advance) into the
+        version being built."""
         collection = self.tree.collection_of(relpath)
         if collection is None:
             return
         self.problems.pop(relpath, None)
         if stat is None:
-            try:
-                st = os.stat(self.tree.root / relpath)
-            except OSError as exc:
-                self._problem(relpath, 0, f"cannot read: {exc.strerror}")
+            found = self._read(relpath)
+            if found is None:
+                self._problem(relpath, 0, "cannot read the file")
                 return
-            stat = (st.st_mtime_ns, st.st_size)
+            stat, data = found
         self.stats[relpath] = stat
-        self.cache_dirty = True
+        if data is not None:
+            self.digests[relpath] = _digest(data)
+            outcome = parse_data(data, relpath, collection)
         outcome = outcome or parse(self.tree, relpath, collection)
         if outcome[0] == "problem":
             self._problem(relpath, outcome[1], outcome[2])
             return
         record = Record(collection, outcome[1], relpath)
-        if self._clash(record, relpath, None) is None:
-            self.add(record)
+        if self._clash(record, relpath, data) is None:
+            if bulk is not None:
+                self._put(record, bulk)
+            else:
+                self._insert(record)
 
     def _clash(self, record: Record, relpath: str, data: bytes | None) -> Problem | None:
         """Another file already holds this id or slug: keep the first, report this one."""
-        clash = self.records.get(record.id)
+        work = self._work
+        assert work is not None
+        clash = work.records.get(record.id)
         key, message = "", ""
         if clash is not None and clash.path != relpath:
             key, message = "id", f"id {record.id} is already used by {clash.path}"
+            self._clashes.append(record)
         else:
-            other = self.slugs[record.collection].get(record.slug)
+            other = work.slugs[record.collection].get(record.slug)
             if other is not None and other != record.id:
                 key = "slug"
-                message = f"slug {record.slug!r} is already used by {self.records[other].path}"
+                message = f"slug {record.slug!r} is already used by {work.records[other].path}"
         if not key:
             return None
         if data is None:
@@ -240,6 +434,28 @@ class Catalog:
         self._problem(relpath, line_of(data.decode("utf-8", "replace"), key), message)
         return self.problems[relpath]
 
+    def _settle_clashes(self, newcomers: list[Record]) -> None:
+        """At start, of two files with one id the one whose id was committed first
+        keeps it, not the one that sorts first: a restart serves the same record as
+        before, whatever name the newcomer was given."""
+        work = self._work
+        assert work is not None
+        holders = {r.path: work.records[r.id] for r in newcomers if r.id in work.records}
+        if not holders:
+            return
+        first = self.tree.first_commits(sorted({*holders, *(h.path for h in holders.values())}))
+        for newcomer in newcomers:
+            holder = holders.get(newcomer.path)
+            mine = first.get(newcomer.path)
+            if holder is None or mine is None or first.get(holder.path, mine + 1) <= mine:
+                continue
+            if work.slugs[newcomer.collection].get(newcomer.slug, holder.id) != holder.id:
+                continue  # its slug is taken too: it stays out
+            self._delete(holder)
+            self.problems.pop(newcomer.path, None)
+            self._insert(newcomer)
+            self._clash(holder, holder.path, None)
+
     def _problem(self, relpath: str, line: int, message: str) -> None:
         problem = Problem(relpath, line, message)
         self.problems[relpath] = problem
@@ -247,9 +463,11 @@ class Catalog:
 
     def _forget_path(self, relpath: str) -> None:
         self.problems.pop(relpath, None)
-        record_id = self.paths.get(relpath)
+        work = self._work
+        assert work is not None
+        record_id = work.paths.get(relpath)
         if record_id is not None:
-            self.remove(self.records[record_id])
+            self._delete(work.records[record_id])
 
     # -- start-up cache ----------------------------------------------------------
     def _cache_entry(self, relpath: str) -> tuple[tuple[int, int], object] | None:
@@ -258,9 +476,9 @@ class Catalog:
         stat = self.stats.get(relpath)
         if stat is None:
             return None
-        rid = self.paths.get(relpath)
+        rid = self.current.paths.get(relpath)
         if rid is not None:
-            record = self.records[rid]
+            record = self.current.records[rid]
             return stat, (record.collection, record.data)
         problem = self.problems.get(relpath)
         if problem is not None and "already used" not in problem.message:
@@ -303,74 +521,81 @@ class Catalog:
             except Exception:  # a broken listener must not break a write
                 log.exception("catalog listener failed")
 
-    def _changed(self, relpath: str) -> None:
-        if self._touched is not None:
-            self._touched.add(relpath)
-        else:
-            self.cache_dirty = True
-            self._cache_delta.add(relpath)
-            self._notify({relpath}, "write")
-
-    def _put(self, record: Record) -> None:
-        """`add` for a first load: nothing to replace, nobody to tell yet."""
+    def _put(self, record: Record, bulk: defaultdict[tuple[str, str], list[int]]) -> None:
+        """`_insert` for a first load: nothing to replace; links gathered in `bulk`."""
+        work = self._work
+        assert work is not None
         data = record.data
         rid = data["id"]
-        self.records[rid] = record
-        self.slugs[record.collection][data["slug"]] = rid
-        self.paths[record.path] = rid
-        # Lists now, sets at the end of the load: appends cost half of set adds.
-        links = self._bulk_links
+        work.records[rid] = record
+        work.slugs[record.collection][data["slug"]] = rid
+        work.paths[record.path] = rid
         if record.collection == "events":  # `_link_keys`, inlined for 100k events
             for name, collection in EVENT_LINKS.items():
                 value = data.get(name)
                 if isinstance(value, list):
                     for slug in value:
-                        links[collection, slug].append(rid)
+                        bulk[collection, slug].append(rid)
                 elif value:
-                    links[collection, value].append(rid)
+                    bulk[collection, value].append(rid)
         else:
             for key in self._link_keys(record):
-                links[key].append(rid)
-        if self._touched is not None:
-            self._touched.add(record.path)
+                bulk[key].append(rid)
+
+    def _links(self, key: tuple[str, str]) -> set[int]:
+        """The working version's own copy of a link set (copied on first change)."""
+        work = self._work
+        assert work is not None
+        if key not in self._owned:
+            work.backlinks[key] = set(work.backlinks.get(key, ()))
+            self._owned.add(key)
+        return work.backlinks[key]
+
+    def _insert(self, record: Record) -> None:
+        work = self._work
+        assert work is not None
+        old = work.records.get(record.id)
+        if old is not None:
+            self._delete(old)
+        work.records[record.id] = record
+        work.slugs[record.collection][record.slug] = record.id
+        work.paths[record.path] = record.id
+        for key in self._link_keys(record):
+            self._links(key).add(record.id)
+        self._batch.add(record.path)
+
+    def _delete(self, record: Record) -> None:
+        work = self._work
+        assert work is not None
+        work.records.pop(record.id, None)
+        if work.slugs[record.collection].get(record.slug) == record.id:
+            del work.slugs[record.collection][record.slug]
+        if work.paths.get(record.path) == record.id:
+            del work.paths[record.path]
+        for key in self._link_keys(record):
+            ids = self._links(key)
+            ids.discard(record.id)
+            if not ids:
+                del work.backlinks[key]
+                self._owned.discard(key)
+        self._batch.add(record.path)
 
     def add(self, record: Record) -> None:
-        with self.lock:
-            old = self.records.get(record.id)
-            if old is not None:
-                self.remove(old)
-            self.records[record.id] = record
-            self.slugs[record.collection][record.slug] = record.id
-            self.paths[record.path] = record.id
-            for key in self._link_keys(record):
-                self.backlinks[key].add(record.id)
-            if self._touched is None:
-                # A write through the service: remember the stat of the file it wrote.
-                try:
-                    st = os.stat(self.tree.root / record.path)
-                    self.stats[record.path] = (st.st_mtime_ns, st.st_size)
-                except OSError:
-                    pass
-            self.version += 1
-            self._changed(record.path)
+        """Put a record the service has just written (its file is on disk)."""
+        with self.changing("write"):
+            self._insert(record)
+            found = self._read(record.path)
+            if found is not None:
+                self.stats[record.path], self.digests[record.path] = (
+                    found[0], _digest(found[1]))
 
     def remove(self, record: Record) -> None:
-        with self.lock:
-            self.records.pop(record.id, None)
-            if self.slugs[record.collection].get(record.slug) == record.id:
-                del self.slugs[record.collection][record.slug]
-            if self.paths.get(record.path) == record.id:
-                del self.paths[record.path]
-            for key in self._link_keys(record):
-                ids = self.backlinks.get(key)
-                if ids is not None:
-                    ids.discard(record.id)
-                    if not ids:
-                        del self.backlinks[key]
-            if self._touched is None and not (self.tree.root / record.path).exists():
+        """Take out a record the service has just deleted or moved."""
+        with self.changing("write"):
+            self._delete(record)
+            if not (self.tree.root / record.path).exists():
                 self.stats.pop(record.path, None)
-            self.version += 1
-            self._changed(record.path)
+                self.digests.pop(record.path, None)
 
     @staticmethod
     def _link_keys(record: Record) -> Iterator[tuple[str, str]]:
@@ -382,51 +607,12 @@ class Catalog:
         elif record.collection == "categories" and record.data.get("parent"):
             yield "categories", record.data["parent"]
 
-    # -- lookups ---------------------------------------------------------------
-    def get(self, record_id: int, collection: str | None = None) -> Record | None:
-        record = self.records.get(record_id)
-        if record is None or (collection and record.collection != collection):
-            return None
-        return record
-
-    def by_slug(self, collection: str, slug: str) -> Record | None:
-        record_id = self.slugs[collection].get(slug)
-        return None if record_id is None else self.records.get(record_id)
-
-    def all(self, collection: str) -> list[Record]:
-        return [self.records[i] for i in self.slugs[collection].values()]
-
-    def linked(self, collection: str, slug: str) -> list[Record]:
-        """Records (events, or child categories) that link to this record."""
-        return [self.records[i] for i in sorted(self.backlinks.get((collection, slug), ()))
-                if i in self.records]
-
-    def resolve(self, collection: str, slugs: object) -> list[Record]:
-        """The existing records named by a slug or list of slugs, in the given order."""
-        items = slugs if isinstance(slugs, list) else [slugs] if slugs else []
-        found = (self.by_slug(collection, s) for s in items)
-        return [r for r in found if r is not None]
-
-    def term_count(self, record: Record) -> int:
-        """Published events carrying a term (the plugin's `count`). Memoized per
-        version: every embedded term of every listed event asks for it."""
-        if self._counts_version != self.version:
-            self._counts = {}
-            self._counts_version = self.version
-        key = (record.collection, record.slug)
-        count = self._counts.get(key)
-        if count is None:
-            records = self.records
-            count = sum(1 for i in self.backlinks.get(key, ())
-                        if (r := records.get(i)) is not None and r.collection == "events"
-                        and r.status == "publish")
-            self._counts[key] = count
-        return count
-
     def next_id(self) -> int:
-        used = max(self.records, default=0)
+        """The next free id (with `lock` held): above every record, retired id and id
+        still written in a file that does not load."""
+        latest = self._work or self.current
+        used = max(latest.records, default=0)
         retired = max(self.tree.retired_ids(), default=0)
-        # Problem files may still hold ids: never hand those out either.
         return max(used, retired, self._problem_ids()) + 1
 
     def _problem_ids(self) -> int:
@@ -478,6 +664,10 @@ def scan_stats(root: Path) -> dict[str, tuple[int, int]]:
         if os.path.isdir(base):
             walk(base, f"{collection}/")
     return found
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _delta_file(cache_file: Path) -> Path:

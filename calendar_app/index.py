@@ -47,7 +47,7 @@ from whoosh.analysis import LowercaseFilter, RegexTokenizer
 from whoosh.codec.whoosh3 import W3Codec, W3PerDocReader
 from whoosh.fields import COLUMN, ID, FieldType, Schema
 
-from .catalog import Catalog, paused_gc
+from .catalog import Catalog, CatalogVersion, paused_gc
 from .records import Record
 from .resources import RESOURCES, STATUSES
 
@@ -193,7 +193,7 @@ STATUS_CODES = {name: i for i, name in enumerate(STATUSES)}
 class EventTable:
     """Every event as numpy columns, sorted by (local start, publication date, id)."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: CatalogVersion) -> None:
         self.version = catalog.version
         events = catalog.all("events")
         n = len(events)
@@ -318,7 +318,7 @@ class TextIndex:
 
     @staticmethod
     def _wanted(catalog: Catalog, relpath: str) -> tuple[tuple[int, int], int] | None:
-        rid = catalog.paths.get(relpath)
+        rid = catalog.current.paths.get(relpath)
         stat = catalog.stats.get(relpath)
         return (stat, rid) if rid is not None and stat is not None else None
 
@@ -326,46 +326,52 @@ class TextIndex:
     def rebuild(self, catalog: Catalog) -> int:
         """Index every record from scratch, in one batch and one commit."""
         with file_lock(self.lock_file):
-            tmp = self.folder / f"whoosh.new.{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir(parents=True)
-            ix = windex.create_in(str(tmp), schema())
-            writer = ix.writer(limitmb=REBUILD_MB, codec=LeanCodec())
-            manifest = {}
-            with catalog.lock:
-                records = list(catalog.records.values())
-                for record in records:
-                    want = self._wanted(catalog, record.path)
-                    if want is None:
-                        continue
-                    writer.add_document(**document(record))
-                    manifest[record.path] = want
-            writer.commit()
-            ix.close()
-            old = self.folder / f"whoosh.old.{os.getpid()}"
-            if self.dir.exists():
-                os.replace(self.dir, old)
-            os.replace(tmp, self.dir)
-            shutil.rmtree(old, ignore_errors=True)
-            self._save_manifest(manifest)
+            count = self._rebuild(catalog)
         self._close_searcher()
+        return count
+
+    def _rebuild(self, catalog: Catalog) -> int:
+        tmp = self.folder / f"whoosh.new.{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        ix = windex.create_in(str(tmp), schema())
+        writer = ix.writer(limitmb=REBUILD_MB, codec=LeanCodec())
+        manifest = {}
+        with catalog.lock:
+            records = list(catalog.current.records.values())
+            for record in records:
+                want = self._wanted(catalog, record.path)
+                if want is None:
+                    continue
+                writer.add_document(**document(record))
+                manifest[record.path] = want
+        writer.commit()
+        ix.close()
+        old = self.folder / f"whoosh.old.{os.getpid()}"
+        if self.dir.exists():
+            os.replace(self.dir, old)
+        os.replace(tmp, self.dir)
+        shutil.rmtree(old, ignore_errors=True)
+        self._save_manifest(manifest)
         return len(manifest)
 
     def sync(self, catalog: Catalog, relpaths: Iterable[str]) -> int:
         """Bring these paths in the index up to the catalog; returns documents written.
         Another worker may have done it already: the manifest says so, and then this
         is a no-op."""
-        if not self.exists():
-            self.rebuild(catalog)
-            return -1
         with file_lock(self.lock_file):
+            # Under the lock: another worker's commit replaces the files `exists` reads.
+            if not self.exists():
+                self._rebuild(catalog)
+                self._close_searcher()
+                return -1
             manifest = self.manifest() or {}
             todo = []
             with catalog.lock:
                 for relpath in relpaths:
                     want = self._wanted(catalog, relpath)
                     if manifest.get(relpath) != want:
-                        record = catalog.records.get(want[1]) if want else None
+                        record = catalog.current.records.get(want[1]) if want else None
                         todo.append((relpath, want, document(record) if record else None))
             if not todo:
                 return 0
@@ -393,9 +399,9 @@ class TextIndex:
         with catalog.lock:
             stats = catalog.stats
             # `_wanted` inlined: this runs over every path at every start.
-            wrong = {p for p, rid in catalog.paths.items()
-                     if manifest.get(p) != (stats.get(p), rid)}
-            gone = manifest.keys() - catalog.paths.keys()
+            paths = catalog.current.paths
+            wrong = {p for p, rid in paths.items() if manifest.get(p) != (stats.get(p), rid)}
+            gone = manifest.keys() - paths.keys()
         return wrong | gone
 
     # -- reading -------------------------------------------------------------------
@@ -435,8 +441,6 @@ class CalendarIndex:
     def __init__(self, catalog: Catalog, folder: Path, background: bool = True) -> None:
         self.catalog = catalog
         self.text = TextIndex(folder)
-        self._table: EventTable | None = None
-        self._table_lock = threading.Lock()
         self._pending: dict[str, int] = {}  # relpath -> change counter
         self._counter = 0
         self._pending_lock = threading.Lock()
@@ -524,13 +528,9 @@ class CalendarIndex:
 
     # -- queries -------------------------------------------------------------------
     def table(self) -> EventTable:
-        table = self._table
-        if table is None or table.version != self.catalog.version:
-            with self._table_lock, self.catalog.lock:
-                table = self._table
-                if table is None or table.version != self.catalog.version:
-                    table = self._table = EventTable(self.catalog)
-        return table
+        """The event columns of the version this thread reads, made once per version."""
+        view = self.catalog.view()
+        return view.derive("event-table", lambda: EventTable(view))  # type: ignore[return-value]
 
     def search(self, collection: str, text: str, fields: tuple[str, ...]) -> set[int]:
         """Ids of the records of a collection matching a search string (exact set)."""
@@ -542,18 +542,15 @@ class CalendarIndex:
             # No usable index (first build still running): match everything in Python.
             return {r.id for r in self.catalog.all(collection) if terms.matches(r, fields)}
         ids, _ = found
-        stale = {self.catalog.paths.get(p) for p in pending}
+        view = self.catalog.view()
+        stale_ids = {i for p in pending if (i := view.paths.get(p)) is not None}
         # A pending path's old document may still be in the index: trust memory there.
-        with self.catalog.lock:
-            stale_ids = {i for i in stale if i is not None}
-            removed_ids = ids - set(self.catalog.records)
-            ids = ids - stale_ids - removed_ids
-            for rid in stale_ids:
-                record = self.catalog.records.get(rid)
-                if record is not None and record.collection == collection and (
-                        terms.matches(record, fields)):
-                    ids.add(rid)
-            # Ids whose document sits at another (pending) path are covered above.
+        ids = {i for i in ids if i in view.records} - stale_ids
+        for rid in stale_ids:
+            record = view.records[rid]
+            if record.collection == collection and terms.matches(record, fields):
+                ids.add(rid)
+        # Ids whose document sits at another (pending) path are covered above.
         return ids
 
 

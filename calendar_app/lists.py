@@ -721,17 +721,16 @@ def _build(q: Query) -> tuple:
     settings = cal.catalog.settings
     per_page = q.values.get("per_page", _per_page_default(settings))
     page = q.values.get("page", 1)
-    with cal.catalog.lock:
-        ids = _SELECT[resource.name](q)
-        total = len(ids)
-        total_pages = math.ceil(total / per_page) if total else 0
-        chunk = ids[(page - 1) * per_page: page * per_page]
-        if page > 1 and not chunk and not resource.is_term:
-            body = ApiError(404, f"{resource.singular}-archive-page-not-found",
-                            f"The requested {resource.singular} archive page does not exist"
-                            ).body()
-            return 404, body, api.dumps(body), {}, ""
-        items = _represent(api, cal, chunk)
+    ids = _SELECT[resource.name](q)
+    total = len(ids)
+    total_pages = math.ceil(total / per_page) if total else 0
+    chunk = ids[(page - 1) * per_page: page * per_page]
+    if page > 1 and not chunk and not resource.is_term:
+        body = ApiError(404, f"{resource.singular}-archive-page-not-found",
+                        f"The requested {resource.singular} archive page does not exist"
+                        ).body()
+        return 404, body, api.dumps(body), {}, ""
+    items = _represent(api, cal, chunk)
     has_next = page < total_pages
     has_prev = page > 1 and (resource.is_term or (page - 1) <= total_pages)
     rest_url, next_url, prev_url = _urls(q, page, per_page, total_pages, has_next, has_prev)

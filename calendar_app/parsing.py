@@ -18,6 +18,11 @@ def parse(tree: ContentTree, relpath: str, collection: str) -> Outcome:
         data = tree.read_bytes(relpath)
     except OSError as exc:
         return ("problem", 0, f"cannot read: {exc.strerror}")
+    return parse_data(data, relpath, collection)
+
+
+def parse_data(data: bytes, relpath: str, collection: str) -> Outcome:
+    """The outcome of a file's bytes, read already."""
     try:
         return ("record", from_file(collection, yamlfile.load(data), relpath).data)
     except yamlfile.YamlError as exc:

@@ -103,11 +103,11 @@ class Service:
     # -- writes --------------------------------------------------------------
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
-        """The tree's write lock (other threads and processes), then the catalog's: a
-        re-read of changed files (watcher thread) forgets them before loading them
-        again, and a write that looked meanwhile would miss their ids and slugs (two
-        records were once given the same id)."""
+        """The tree's write lock (other threads and processes), then the catalog's;
+        the rules are checked against the latest catalog version, not the one the
+        request started with (ids and slugs taken meanwhile)."""
         with self.catalog.tree.locked(), self.catalog.lock:
+            self.catalog.pin_latest()
             yield
 
     def create(self, collection: str, body: dict, user: User | None) -> tuple[Record, bool]:
@@ -692,7 +692,7 @@ class Service:
         except Exception as exc:
             raise ApiError(503, "calendar-storage-unavailable",
                            "The change could not be saved; nothing was changed.") from exc
-        with self.catalog.lock:
+        with self.catalog.changing():  # one new version for the whole write
             for record in write.drop:
                 self.catalog.remove(record)
             for record in write.put:
