@@ -193,7 +193,9 @@ def _record_ids(q: Query, name: str, raw: object, collection: str, slugs: bool) 
         record = catalog.by_slug(collection, item) if slugs else None
         if record is None and _int(item) is not None:
             record = catalog.get(int(item), collection)
-        if record is None:
+        # A record the reader may not read is answered as an unknown one: a draft
+        # venue's id must not be confirmed (nor its events listed) to anonymous readers.
+        if record is None or not _api().calendar().service.may_read(q.user, record):
             return q.fail(name)
         found.append(record)
     q.values[name] = found
@@ -699,9 +701,12 @@ _items_lock = threading.Lock()
 def _represent(api, cal, chunk: list[int]) -> list[dict]:
     rep = api.representer()
     version = cal.catalog.version
+    # Items embed what their reader may read: keyed by who asks, as `_cache_key` is.
+    user = api.current_user()
+    who = (user.id, user.role) if user is not None else None
     out = []
     for rid in chunk:
-        key = (id(cal), version, rep.site_url, rep.rest_root, rid)
+        key = (id(cal), version, rep.site_url, rep.rest_root, who, rid)
         item = _items_cache.get(key)
         if item is None:
             item = rep.represent(cal.catalog.records[rid])
