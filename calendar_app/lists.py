@@ -230,7 +230,8 @@ def _k_record_of(collection: str) -> Checker:
     def check(q: Query, name: str, raw: object) -> None:
         value = _int(raw)
         record = _api().calendar().catalog.get(value, collection) if value else None
-        if record is None:
+        # As in `_record_ids`: an event the reader may not read is an unknown one.
+        if record is None or not _api().calendar().service.may_read(q.user, record):
             return q.fail(name)
         q.values[name] = record
 

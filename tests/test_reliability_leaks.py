@@ -16,7 +16,7 @@ from conftest import BASE, NOW, git
 
 from calendar_app.site import Options, build
 
-EVENT_ID, VENUE_ID, ORGANIZER_ID = 153, 154, 155
+EVENT_ID, VENUE_ID, ORGANIZER_ID, DRAFT_EVENT_ID = 153, 154, 155, 156
 PUBLIC_ORGANIZER_ID = 61  # riverside-jazz-collective, published
 EVENT_SLUG = "cellar-session-february-2027"
 # What the drafts hold that nobody but their editors may see.
@@ -63,6 +63,20 @@ author: 1
 email: shadow@promoters.example.org
 phone: (951) 555-0199
 """
+DRAFT_EVENT = f"""\
+id: {DRAFT_EVENT_ID}
+title: Unannounced Gala
+slug: unannounced-gala-2027
+status: draft
+author: 1
+start_date: 2027-03-10 20:00:00
+end_date: 2027-03-10 23:00:00
+venue: the-blue-lantern
+organizers:
+  - riverside-jazz-collective
+tags:
+  - live-music
+"""
 
 
 def leaked(text: str) -> list[str]:
@@ -81,6 +95,7 @@ def content(content: Path) -> Path:
     (content / "events/2027" / f"{EVENT_SLUG}.yaml").write_text(EVENT)
     (content / "venues/secret-cellar-stage.yaml").write_text(VENUE)
     (content / "organizers/shadow-promoters.yaml").write_text(ORGANIZER)
+    (content / "events/2027/unannounced-gala-2027.yaml").write_text(DRAFT_EVENT)
     git(content.parent, "add", "-A")
     git(content.parent, "commit", "-q", "-m", "drafts linked from a published event")
     return content
@@ -151,6 +166,18 @@ def test_list_filtered_by_a_draft_answers_as_for_an_unknown_id(
     assert seen.status_code == 200
     assert [e["id"] for e in seen.get_json()["events"]] == [EVENT_ID]
     assert "Secret Cellar Stage" in unescaped(seen.get_data(as_text=True))
+
+
+@pytest.mark.parametrize("collection, param", [("venues", "event"), ("organizers", "event"),
+                                               ("tags", "post"), ("tags", "event")])
+def test_lists_filtered_by_a_draft_event_answer_as_for_an_unknown_id(
+        client, admin: dict, collection: str, param: str) -> None:
+    unknown = client.get(f"{BASE}/{collection}?{param}=999999")
+    response = client.get(f"{BASE}/{collection}?{param}={DRAFT_EVENT_ID}")
+    assert response.status_code == unknown.status_code == 400
+    assert response.get_json() == unknown.get_json()
+    seen = client.get(f"{BASE}/{collection}?{param}={DRAFT_EVENT_ID}", headers=admin)
+    assert seen.status_code == 200 and seen.get_json()[collection]
 
 
 # -- the static site ---------------------------------------------------------------
