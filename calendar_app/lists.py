@@ -419,12 +419,14 @@ def _select_events(q: Query) -> list[int]:
         mask &= table.end[part] > seconds(v["ends_after"])
     if "featured" in v:
         mask &= table.featured[part] == v["featured"]
-    if "geoloc" in v:
-        has = ~np.isnan(table.lat[part])
-        mask &= has if v["geoloc"] else ~has
-    if "geoloc_lat" in v and "geoloc_lng" in v:
-        mask &= _within(table.lat[part], table.lng[part], v["geoloc_lat"], v["geoloc_lng"],
-                        v.get("geoloc_radius", GEOLOC_RADIUS_KM))
+    if "geoloc" in v or ("geoloc_lat" in v and "geoloc_lng" in v):
+        lat, lng = _readable_coordinates(q, table, part)
+        if "geoloc" in v:
+            has = ~np.isnan(lat)
+            mask &= has if v["geoloc"] else ~has
+        if "geoloc_lat" in v and "geoloc_lng" in v:
+            mask &= _within(lat, lng, v["geoloc_lat"], v["geoloc_lng"],
+                            v.get("geoloc_radius", GEOLOC_RADIUS_KM))
     if "post_parent" in v:
         mask &= False  # no recurrence children without Events Calendar Pro
     linked: list[tuple[str, list[Record]]] = [
@@ -444,6 +446,21 @@ def _select_events(q: Query) -> list[int]:
     if "include" in v:
         rows = rows[np.lexsort((table.ids[rows], table.pubdate[rows]))]
     return table.ids[rows].tolist()
+
+
+def _readable_coordinates(q: Query, table, part: slice) -> tuple[np.ndarray, np.ndarray]:
+    """The events' venue coordinates, unknown where the reader may not read the venue
+    (the event then shows no venue): geoloc filters must not locate a draft venue."""
+    cal = _api().calendar()
+    lat, lng = table.lat[part], table.lng[part]
+    hidden: set[int] = set()
+    for venue in cal.catalog.all("venues"):
+        if not cal.service.may_read(q.user, venue):
+            hidden.update(cal.catalog.backlinks.get(("venues", venue.slug), ()))
+    if hidden:
+        unseen = table.mask_of(hidden)[part]
+        lat, lng = np.where(unseen, np.nan, lat), np.where(unseen, np.nan, lng)
+    return lat, lng
 
 
 def _with_children(categories: list[Record]) -> list[Record]:

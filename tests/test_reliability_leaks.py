@@ -168,6 +168,18 @@ def test_list_filtered_by_a_draft_answers_as_for_an_unknown_id(
     assert "Secret Cellar Stage" in unescaped(seen.get_data(as_text=True))
 
 
+def test_geoloc_filters_do_not_locate_a_draft_venue(client, admin: dict) -> None:
+    near = f"{BASE}/events?geoloc_lat=33.9&geoloc_lng=-117.3&geoloc_radius=1"
+    with_coordinates = f"{BASE}/events?geoloc=true&per_page=50"
+
+    def found(url: str, headers: dict | None = None) -> list[int]:
+        return [e["id"] for e in client.get(url, headers=headers or {}).get_json()["events"]]
+
+    assert EVENT_ID in found(near, admin) and EVENT_ID in found(with_coordinates, admin)
+    assert EVENT_ID not in found(near)
+    assert EVENT_ID not in found(with_coordinates)
+
+
 @pytest.mark.parametrize("collection, param", [("venues", "event"), ("organizers", "event"),
                                                ("tags", "post"), ("tags", "event")])
 def test_lists_filtered_by_a_draft_event_answer_as_for_an_unknown_id(
