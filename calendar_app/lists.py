@@ -27,6 +27,9 @@ Our decisions where the plugin differs or has nothing (design.md, spec §7):
   (`Service.may_read`: others' drafts need `edit_others`, private needs `read_private`).
 - `only_with_upcoming` looks at every upcoming event, not only the first page of them.
 - Search matches word prefixes (`jazz` finds "Jazzy"), not arbitrary substrings.
+- A filter naming a record the reader may not read on its own (`venue`, `organizer`,
+  `event`, `post`, `post_parent` with a draft's id) answers 400 as for an unknown id;
+  geoloc filters ignore coordinates of venues the reader may not read.
 """
 
 from __future__ import annotations
