@@ -102,14 +102,13 @@ def content(content: Path) -> Path:
 
 
 # -- the interface ---------------------------------------------------------------
-def test_the_draft_venue_alone_is_not_readable_anonymously(client) -> None:
-    assert client.get(f"{BASE}/venues/{VENUE_ID}").status_code in (401, 403)
-    assert client.get(f"{BASE}/organizers/{ORGANIZER_ID}").status_code in (401, 403)
-
-
 @pytest.mark.parametrize("path", [f"events/{EVENT_ID}", f"events/by-slug/{EVENT_SLUG}"])
 def test_single_event_read_hides_drafts_from_anonymous(client, admin: dict,
                                                         path: str) -> None:
+    # The drafts alone are not readable anonymously...
+    assert client.get(f"{BASE}/venues/{VENUE_ID}").status_code in (401, 403)
+    assert client.get(f"{BASE}/organizers/{ORGANIZER_ID}").status_code in (401, 403)
+    # ...so the event does not show them either.
     response = client.get(f"{BASE}/{path}")
     assert response.status_code == 200
     body = response.get_json()
