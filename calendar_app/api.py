@@ -49,7 +49,11 @@ def public_url() -> str:
 
 
 def representer() -> Representer:
-    return Representer(calendar().catalog, public_url(), rest_root())
+    """The representation for the requesting user: events embed only the linked
+    records that user may read on their own."""
+    cal, user = calendar(), current_user()
+    return Representer(cal.catalog, public_url(), rest_root(),
+                       lambda record: cal.service.may_read(user, record))
 
 
 # -- request parsing -----------------------------------------------------------

@@ -27,6 +27,9 @@ Our decisions where the plugin differs or has nothing (design.md, spec §7):
   (`Service.may_read`: others' drafts need `edit_others`, private needs `read_private`).
 - `only_with_upcoming` looks at every upcoming event, not only the first page of them.
 - Search matches word prefixes (`jazz` finds "Jazzy"), not arbitrary substrings.
+- A filter naming a record the reader may not read on its own (`venue`, `organizer`,
+  `event`, `post`, `post_parent` with a draft's id) answers 400 as for an unknown id;
+  geoloc filters ignore coordinates of venues the reader may not read.
 """
 
 from __future__ import annotations
@@ -193,7 +196,9 @@ def _record_ids(q: Query, name: str, raw: object, collection: str, slugs: bool) 
         record = catalog.by_slug(collection, item) if slugs else None
         if record is None and _int(item) is not None:
             record = catalog.get(int(item), collection)
-        if record is None:
+        # A record the reader may not read is answered as an unknown one: a draft
+        # venue's id must not be confirmed (nor its events listed) to anonymous readers.
+        if record is None or not _api().calendar().service.may_read(q.user, record):
             return q.fail(name)
         found.append(record)
     q.values[name] = found
@@ -228,7 +233,8 @@ def _k_record_of(collection: str) -> Checker:
     def check(q: Query, name: str, raw: object) -> None:
         value = _int(raw)
         record = _api().calendar().catalog.get(value, collection) if value else None
-        if record is None:
+        # As in `_record_ids`: an event the reader may not read is an unknown one.
+        if record is None or not _api().calendar().service.may_read(q.user, record):
             return q.fail(name)
         q.values[name] = record
 
@@ -416,12 +422,14 @@ def _select_events(q: Query) -> list[int]:
         mask &= table.end[part] > seconds(v["ends_after"])
     if "featured" in v:
         mask &= table.featured[part] == v["featured"]
-    if "geoloc" in v:
-        has = ~np.isnan(table.lat[part])
-        mask &= has if v["geoloc"] else ~has
-    if "geoloc_lat" in v and "geoloc_lng" in v:
-        mask &= _within(table.lat[part], table.lng[part], v["geoloc_lat"], v["geoloc_lng"],
-                        v.get("geoloc_radius", GEOLOC_RADIUS_KM))
+    if "geoloc" in v or ("geoloc_lat" in v and "geoloc_lng" in v):
+        lat, lng = _readable_coordinates(q, table, part)
+        if "geoloc" in v:
+            has = ~np.isnan(lat)
+            mask &= has if v["geoloc"] else ~has
+        if "geoloc_lat" in v and "geoloc_lng" in v:
+            mask &= _within(lat, lng, v["geoloc_lat"], v["geoloc_lng"],
+                            v.get("geoloc_radius", GEOLOC_RADIUS_KM))
     if "post_parent" in v:
         mask &= False  # no recurrence children without Events Calendar Pro
     linked: list[tuple[str, list[Record]]] = [
@@ -441,6 +449,21 @@ def _select_events(q: Query) -> list[int]:
     if "include" in v:
         rows = rows[np.lexsort((table.ids[rows], table.pubdate[rows]))]
     return table.ids[rows].tolist()
+
+
+def _readable_coordinates(q: Query, table, part: slice) -> tuple[np.ndarray, np.ndarray]:
+    """The events' venue coordinates, unknown where the reader may not read the venue
+    (the event then shows no venue): geoloc filters must not locate a draft venue."""
+    cal = _api().calendar()
+    lat, lng = table.lat[part], table.lng[part]
+    hidden: set[int] = set()
+    for venue in cal.catalog.all("venues"):
+        if not cal.service.may_read(q.user, venue):
+            hidden.update(cal.catalog.backlinks.get(("venues", venue.slug), ()))
+    if hidden:
+        unseen = table.mask_of(hidden)[part]
+        lat, lng = np.where(unseen, np.nan, lat), np.where(unseen, np.nan, lng)
+    return lat, lng
 
 
 def _with_children(categories: list[Record]) -> list[Record]:
@@ -699,9 +722,12 @@ _items_lock = threading.Lock()
 def _represent(api, cal, chunk: list[int]) -> list[dict]:
     rep = api.representer()
     version = cal.catalog.version
+    # Items embed what their reader may read: keyed by who asks, as `_cache_key` is.
+    user = api.current_user()
+    who = (user.id, user.role) if user is not None else None
     out = []
     for rid in chunk:
-        key = (id(cal), version, rep.site_url, rep.rest_root, rid)
+        key = (id(cal), version, rep.site_url, rep.rest_root, who, rid)
         item = _items_cache.get(key)
         if item is None:
             item = rep.represent(cal.catalog.records[rid])

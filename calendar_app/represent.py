@@ -3,6 +3,11 @@
 Both the HTTP interface and the static builder call these functions, so a JSON
 snapshot is byte for byte the live response. The same code writes the schema.org
 JSON-LD of the site's event pages.
+
+A representation is made for one reader: an event embeds the venues and organizers it
+links to only when that reader may read them on their own (`Representer.linked`, the
+one place that decides). The default reader is anonymous, which is what every static
+output is made for; the HTTP interface passes the requesting user's `may_read`.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import datetime as dt
 import html
 import json
 import struct
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -18,6 +24,7 @@ from urllib.parse import urlsplit
 from . import cost, dates, markup
 from .catalog import Catalog
 from .records import Record, stateprovince
+from .service import readable_by_anyone
 
 _HIDDEN = ("draft", "pending", "future", "trash", "private")
 _POST_TYPES = {"events": "tribe_events", "venues": "tribe_venue",
@@ -31,8 +38,11 @@ def dumps(body: object) -> str:
 
 
 class Representer:
-    def __init__(self, catalog: Catalog, site_url: str, rest_root: str) -> None:
+    def __init__(self, catalog: Catalog, site_url: str, rest_root: str,
+                 visible: Callable[[Record], bool] = readable_by_anyone) -> None:
         self.catalog = catalog
+        # May the reader read this record on its own? Decides what events embed.
+        self.visible = visible
         self.site_url = site_url.rstrip("/") + "/"
         self.rest_root = rest_root.rstrip("/")
         parts = urlsplit(self.site_url)
@@ -41,6 +51,12 @@ class Representer:
     @property
     def settings(self) -> dict:
         return self.catalog.settings
+
+    def linked(self, collection: str, slugs: object) -> list[Record]:
+        """The records of `collection` named by `slugs` that the reader may see. A
+        hidden venue is shown as an event without a venue (`"venue": []`, no JSON-LD
+        `location`); hidden organizers are left out of the list."""
+        return [r for r in self.catalog.resolve(collection, slugs) if self.visible(r)]
 
     # -- shared members --------------------------------------------------------
     def url(self, record: Record) -> str:
@@ -104,7 +120,7 @@ class Representer:
         position = record.get("currency_position") or self.settings.get(
             "currency_position", "prefix")
         website = record.data.get("website")
-        venues = self.catalog.resolve("venues", record.get("venue"))
+        venues = self.linked("venues", record.get("venue"))
         body = {
             "id": record.id, **self._global(record),
             **{k: v for k, v in self._post_head(record).items() if k != "id"},
@@ -138,7 +154,7 @@ class Representer:
             "venue": (self.venue(venues[0], single) if len(venues) == 1 else
                       [self.venue(v, single) for v in venues]),
             "organizer": [self.organizer(o, single)
-                          for o in self.catalog.resolve("organizers", record.get("organizer"))],
+                          for o in self.linked("organizers", record.get("organizer"))],
             "custom_fields": [],
         }
         if single:
@@ -202,7 +218,7 @@ class Representer:
         return (parent.id if parent else 0), urls
 
     def _embedded_terms(self, collection: str, slugs: object) -> list[dict]:
-        terms = sorted(self.catalog.resolve(collection, slugs), key=lambda t: t.name.lower())
+        terms = sorted(self.linked(collection, slugs), key=lambda t: t.name.lower())
         out = []
         for term in terms:
             parent_id, urls = self._term_links(term)
@@ -297,10 +313,10 @@ class Representer:
             "endDate": (end.date().isoformat() if body["all_day"]
                         else dates.offset_iso(end, zone)),
         })
-        venues = self.catalog.resolve("venues", record.get("venue"))
+        venues = self.linked("venues", record.get("venue"))
         if venues:
             ld["location"] = self.venue_json_ld(venues[0])
-        organizers = self.catalog.resolve("organizers", record.get("organizer"))
+        organizers = self.linked("organizers", record.get("organizer"))
         if organizers:
             ld["organizer"] = self.organizer_json_ld(organizers[0])
         price = cost.lowest_price(record.get("cost"))

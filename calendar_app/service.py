@@ -37,6 +37,13 @@ def parse_bool(value: object) -> bool | None:
     return None
 
 
+def readable_by_anyone(record: Record) -> bool:
+    """What an anonymous reader may read on its own (`Service.may_read(None, record)`):
+    published posts and every term (terms have no status). Every static output is
+    made for such a reader."""
+    return record.status == "publish" or record.resource.is_term
+
+
 def truthy(value: object) -> bool:
     """Loose truthiness of text flags (venue show_map, strict_dates, ...)."""
     if isinstance(value, bool):
@@ -91,7 +98,7 @@ class Service:
         return not published or user.can(f"{verb}_published")
 
     def may_read(self, user: User | None, record: Record) -> bool:
-        if record.status == "publish" or record.resource.is_term:
+        if readable_by_anyone(record):
             return True
         if user is None:
             return False

@@ -27,7 +27,7 @@ def page_json_ld(rep: Representer, record: Record, body: dict) -> dict:
         ld["description"] = summary
     else:
         ld.pop("description", None)
-    venues = rep.catalog.resolve("venues", record.get("venue"))
+    venues = rep.linked("venues", record.get("venue"))
     if "location" in ld and venues and venues[0].status == "publish":
         ld["location"]["url"] = rep.url(venues[0])
     if "organizer" in ld:

@@ -199,10 +199,9 @@ class SiteModel:
                       key=_by_name if collection != "events" else lambda r: r.id)
 
     def _visible(self, collection: str, slugs: object) -> list[Record]:
-        records = self.catalog.resolve(collection, slugs)
-        if collection in ("venues", "organizers"):
-            records = [r for r in records if r.status == PUBLISHED]
-        return records
+        # The representation's rule (an anonymous reader's), so a page, its .ics and
+        # its JSON-LD and snapshot show the same linked records.
+        return self.rep.linked(collection, slugs)
 
     def _event(self, record: Record) -> EventView:
         tzname = str(record.get("timezone") or self.site_tz)
