@@ -38,9 +38,8 @@ def run_py(code: str, env: dict | None = None) -> str:
 
 
 def timed_reindex(content: Path, cache: Path) -> float:
-    code = (f"import time,argparse;from calendar_app import index;p=argparse.ArgumentParser();"
-            f"s=p.add_subparsers();index.register(s);a=p.parse_args(['reindex','--content',"
-            f"'{content}','--cache-dir','{cache}']);t=time.perf_counter();a.func(a);"
+    code = (f"import time;from calendar_app import cli;t=time.perf_counter();"
+            f"cli.main(['reindex','--content','{content}','--cache-dir','{cache}']);"
             f"print(time.perf_counter()-t)")
     return float(run_py(code).splitlines()[-1])
 
@@ -48,12 +47,12 @@ def timed_reindex(content: Path, cache: Path) -> float:
 def timed_start(content: Path, cache: Path, flush: bool) -> tuple[float, float]:
     """(seconds from interpreter start to ready to serve, of which writing the pending
     index changes). Imports included: they are part of a real start."""
-    code = ("import time;t=time.perf_counter();from calendar_app.app import open_calendar;"
+    code = ("import time;t=time.perf_counter();from calendar_app.wiring import open_calendar;"
             "from pathlib import Path;"
             f"c=open_calendar(Path('{content}'),Path('/tmp/bench-users.yaml'),Path('{cache}'),"
             f"index_in_background=False);f=time.perf_counter();"
             f"n=c.index.flush() if {flush} else 0;f=time.perf_counter()-f;"
-            "c.index.table();print(time.perf_counter()-t, f, n, len(c.index.pending()))")
+            "c.index.table(c.catalog.current);print(time.perf_counter()-t, f, n, len(c.index.pending()))")
     total, flushed = run_py(code).split()[:2]
     return float(total), float(flushed)
 

@@ -16,14 +16,14 @@ from urllib.parse import parse_qsl, urlsplit
 from flask import Blueprint, Flask, Response, current_app, g, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
-from . import errors, guard
-from .app import Calendar
+from . import discovery, errors, guard, lists
 from .errors import ApiError
 from .records import Record
 from .represent import Representer, dumps
 from .resources import RESOURCES, Resource
 from .service import term_capability
 from .users import User
+from .wiring import Calendar
 
 COLLECTIONS = ", ".join(RESOURCES)
 SINGLE_VERBS = ("GET", "DELETE", "POST", "PUT", "PATCH")
@@ -281,27 +281,21 @@ bp = Blueprint("api", __name__)
 
 @bp.route("/", methods=["GET"], strict_slashes=False)
 def namespace_index() -> Response:
-    from . import discovery, lists
-
-    return respond(discovery.namespace_index(rest_root(), lists.request_defaults()))
+    return respond(discovery.namespace_index(rest_root(), lists.request_defaults(calendar())))
 
 
 @bp.route("/doc", methods=["GET"], strict_slashes=False)
 def doc() -> Response:
-    from . import discovery, lists
-
     parts = urlsplit(site_url())
     server = f"{parts.scheme}://{parts.hostname}{current_app.config['BASE_PATH']}/"
-    return respond(discovery.openapi_document(server, lists.request_defaults()))
+    return respond(discovery.openapi_document(server, lists.request_defaults(calendar())))
 
 
 @bp.route(f"/<any({COLLECTIONS}):collection>", methods=["GET", "POST"], strict_slashes=False)
 def collection_view(collection: str) -> Response:
     resource = RESOURCES[collection]
     if request.method == "GET":
-        from . import lists
-
-        return lists.list_response(resource)
+        return list_response(resource)
     service = calendar().service
     record, _new = service.create(collection, params(), current_user())
     body = representer().represent(record, single=False)
@@ -325,6 +319,22 @@ def slug_view(collection: str, slug: str) -> Response:
     body_slug = params().get("slug") if request.method != "GET" else None
     return _single(RESOURCES[collection], slug=body_slug if isinstance(body_slug, str)
                    and body_slug else slug)
+
+
+def list_response(resource: Resource) -> Response:
+    """`GET /{collection}`: the list answered from this request's catalog version."""
+    cal = calendar()
+    ctx = lists.Context(cal, cal.catalog.view(), representer(), current_user(),
+                        current_app.config.get("MAX_INCLUDE_IDS", 100))
+    answer = lists.answer(ctx, resource, params())
+    if request.args.get("_fields") or "_pretty" in request.args:
+        return respond(answer.body, answer.status, answer.headers)
+    response = Response(answer.text, status=answer.status,
+                        content_type="application/json; charset=UTF-8")
+    response.headers.update(answer.headers)
+    if answer.etag:
+        response.headers["ETag"] = answer.etag
+    return response
 
 
 def _single(resource: Resource, record_id: int | None = None, slug: str | None = None
@@ -405,9 +415,7 @@ def media(path: str) -> Response:
 
 
 def wp_json_index() -> Response:
-    from . import discovery, lists
-
-    index = discovery.namespace_index(rest_root(), lists.request_defaults())
+    index = discovery.namespace_index(rest_root(), lists.request_defaults(calendar()))
     return respond(discovery.wp_json_index(site_url(), rest_root(), index))
 
 

@@ -1,105 +1,18 @@
-"""Application factory: one calendar (content tree, catalog, users, rules) per app."""
+"""Application factory: one calendar (`wiring.open_calendar`) per Flask app."""
 
 from __future__ import annotations
 
 import atexit
-import datetime as dt
-import hashlib
-import logging
-import os
-import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import Flask
 
-from . import clock as clocks
-from .catalog import Catalog
-from .content import ContentTree
-from .index import CalendarIndex
-from .service import Service
-from .users import UserStore
-from .watcher import Journal, Watcher, follow_catalog
-
-log = logging.getLogger(__name__)
-BUNDLED_CONTENT = Path(__file__).resolve().parent.parent / "content"
-DEFAULT_BASE_PATH = "/wp-json/tribe/events/v1"
-
-
-def default_users_file() -> Path:
-    if os.environ.get("CALENDAR_USERS"):
-        return Path(os.environ["CALENDAR_USERS"])
-    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    return config / "calendar-app" / "users.yaml"
-
-
-def default_cache_dir(content: Path) -> Path:
-    """Outside the content tree (so the watcher never sees it), one per tree."""
-    content = content.resolve()
-    digest = hashlib.sha1(str(content).encode()).hexdigest()[:10]
-    return content.parent / ".calendar-cache" / f"{content.name}-{digest}"
-
-
-@dataclass
-class Calendar:
-    tree: ContentTree
-    catalog: Catalog
-    users: UserStore
-    service: Service
-    clock: clocks.Clock
-    cache_dir: Path
-    index: CalendarIndex
-    journal: Journal
-    watch: bool = False  # follow the tree with watchdog once serving
-    watcher: Watcher | None = None
-    _pid: int = 0
-    _start_lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def ensure_started(self) -> None:
-        """Background threads run in the serving process: after a gunicorn fork the
-        parent's threads are gone, so (re)start them on the first request."""
-        if self._pid == os.getpid():
-            return
-        with self._start_lock:
-            if self._pid == os.getpid():
-                return
-            self._pid = os.getpid()
-            self.index.start()
-            if self.watch:
-                self.watcher = follow_catalog(self.catalog)
-                self.watcher.start()
-                # Anything that changed between loading and watching.
-                self.catalog.resync()
-
-    def sync(self) -> None:
-        """Per request: pick up writes other worker processes made (one stat)."""
-        self.journal.catch_up()
-
-    def close(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
-            self.watcher = None
-        self.index.stop()
-        self._pid = 0
-
-
-def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None,
-                  now: dt.datetime | None = None, watch: bool = False,
-                  index_in_background: bool = True) -> Calendar:
-    cache_dir = cache_dir or default_cache_dir(content)
-    tree = ContentTree(content, cache_dir / "write.lock")
-    recovered = tree.recover()
-    if recovered:
-        log.warning("finished a write interrupted by a crash: %s", recovered.splitlines()[0])
-    catalog = Catalog(tree)
-    catalog.load(cache_dir / "catalog.pickle")
-    index = CalendarIndex(catalog, cache_dir, background=index_in_background)
-    index.cache_file = cache_dir / "catalog.pickle"
-    journal = Journal(cache_dir / "journal", catalog)
-    users = UserStore(users_file)
-    clock = clocks.fixed(now) if now else clocks.system_now
-    return Calendar(tree, catalog, users, Service(catalog, users, clock), clock, cache_dir,
-                    index, journal, watch)
+from .wiring import (
+    BUNDLED_CONTENT,
+    DEFAULT_BASE_PATH,
+    default_users_file,
+    open_calendar,
+)
 
 
 def create_app(config: dict | None = None) -> Flask:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
-from .app import BUNDLED_CONTENT, default_users_file
+from .catalog import Catalog
+from .content import ContentTree
 from .editorial import register as register_editorial
-from .index import register as register_index
+from .index import TextIndex
 from .site import register as register_site
 from .users import ROLES, UserStore
+from .wiring import BUNDLED_CONTENT, default_cache_dir, default_users_file
 
 
 def _users_arg(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +61,21 @@ def cmd_users(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reindex(args: argparse.Namespace) -> int:
+    cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir(args.content)
+    t0 = time.perf_counter()
+    catalog = Catalog(ContentTree(args.content, cache_dir / "write.lock"))
+    catalog.load(cache_dir / "catalog.pickle")
+    t1 = time.perf_counter()
+    count = TextIndex(cache_dir).rebuild(catalog)
+    t2 = time.perf_counter()
+    print(f"read {len(catalog.current.records)} records in {t1 - t0:.1f} s, "
+          f"indexed {count} in {t2 - t1:.1f} s ({cache_dir})")
+    for problem in catalog.problems.values():
+        print(f"skipped {problem}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="calendar_app",
@@ -89,8 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("name")
     _users_arg(rm)
     users.set_defaults(func=cmd_users)
+    reindex = sub.add_parser(
+        "reindex", help="rebuild the search index from scratch",
+        description="Re-read the content tree and rebuild the Whoosh index in the cache "
+                    "folder from scratch.")
+    _content_arg(reindex)
+    reindex.add_argument("--cache-dir", default=None,
+                         help="cache folder (default: next to the content tree)")
+    reindex.set_defaults(func=cmd_reindex)
     register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
-    register_index(sub)  # reindex
     register_site(sub)  # build
     return parser
 

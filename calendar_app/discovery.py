@@ -44,6 +44,12 @@ class Param:
     from what `type`/`items`/`format` imply (the plugin's separate `swagger_type`).
     `style` is "form" for comma lists documented as such. `keys` is only the order in
     which the plugin prints the JSON-schema keys (presentation, no meaning).
+
+    List parameters also say how they are read: `check` names the checker in
+    `lists.CHECKS` (default: the parameter's name); `echo` is its place in the
+    `rest_url` a list answers (the plugin's order, not the declared one; None: not
+    echoed), `encodes` that it makes the plugin encode the whole query; `ours` marks
+    our additions, left out where the plugin lists its own arguments.
     """
 
     name: str
@@ -57,6 +63,10 @@ class Param:
     doc_type: str = ""
     style: str = ""
     keys: tuple[str, ...] = ()
+    check: str = ""
+    echo: int | None = None
+    encodes: bool = False
+    ours: bool = False
 
 
 # The plugin's most common key order for list arguments; the others say theirs in `keys`.
@@ -70,11 +80,12 @@ START_DATE = RequestDefault("start_date")
 END_DATE = RequestDefault("end_date")
 
 
-def _paging(plural: str) -> tuple[Param, ...]:
+def _paging(plural: str, echoed: bool = True) -> tuple[Param, ...]:
     return (
-        Param("page", "integer", "The archive page to return", default=1),
+        Param("page", "integer", "The archive page to return", default=1,
+              echo=0 if echoed else None),
         Param("per_page", "integer", f"The number of {plural} to return on each page",
-              default=PER_PAGE),
+              default=PER_PAGE, check="page", echo=1 if echoed else None),
     )
 
 
@@ -82,74 +93,97 @@ def _linked_post_params(title: str) -> tuple[Param, ...]:
     """`/venues` and `/organizers` share their parameters (`title` is "Venues"...)."""
     return _paging(title.lower()) + (
         Param("search", "string", f"{title} should contain the specified string in the "
-              "title, description or custom fields"),
-        Param("event", "integer", f"{title} should be related to this event"),
+              "title, description or custom fields", check="string", echo=2),
+        Param("event", "integer", f"{title} should be related to this event",
+              check="event-id", echo=3),
         Param("has_events", "", f"{title} should have events associated to them",
-              doc_type="boolean"),
+              doc_type="boolean", check="loose-bool", echo=4),
         Param("only_with_upcoming", "", f"{title} should have upcoming events associated to "
-              "them", default=False, doc_type="boolean", keys=_DEFAULT_LAST),
+              "them", default=False, doc_type="boolean", keys=_DEFAULT_LAST,
+              check="loose-bool"),
         # Quirk kept: the plugin says "organizer" on /venues too.
-        Param("status", "", "The organizer post status", format="string", keys=_TYPE_FIRST),
+        Param("status", "", "The organizer post status", format="string", keys=_TYPE_FIRST,
+              echo=5),
     )
 
 
 def _term_params(plural: str, hierarchical: bool) -> tuple[Param, ...]:
     parent = (
-        Param("parent", "integer", "Limit result set to terms assigned to a specific parent"),
+        Param("parent", "integer", "Limit result set to terms assigned to a specific parent",
+              check="category-id"),
     )
-    return _paging(plural) + (
-        Param("search", "string", "Limit results to those matching a string"),
-        Param("exclude", "", "Ensure result set exclude specific IDs", items=_INT_ITEMS),
-        Param("include", "", "Limit result set to specific IDs", items=_INT_ITEMS),
-        Param("order", "string", "Order sort attribute ascending or descending"),
-        Param("orderby", "string", "Sort collection by term attribute"),
+    return _paging(plural, echoed=False) + (
+        Param("search", "string", "Limit results to those matching a string", check="string"),
+        Param("exclude", "", "Ensure result set exclude specific IDs", items=_INT_ITEMS,
+              check="own-terms"),
+        Param("include", "", "Limit result set to specific IDs", items=_INT_ITEMS,
+              check="own-terms"),
+        Param("order", "string", "Order sort attribute ascending or descending",
+              check="string"),
+        Param("orderby", "string", "Sort collection by term attribute", check="string"),
         Param("hide_empty", "boolean", "Whether to hide terms not assigned to any posts",
-              default="1", keys=_DEFAULT_LAST),
+              default="1", keys=_DEFAULT_LAST, check="bool"),
     ) + (parent if hierarchical else ()) + (
-        Param("post", "integer", "Limit result set to terms assigned to a specific post"),
+        Param("post", "integer", "Limit result set to terms assigned to a specific post",
+              check="event-id"),
         Param("event", "integer", "Limit result set to terms assigned to a specific event "
-              '(an alias of the "post" parameter)'),
-        Param("slug", "string", "Limit result set to terms with a specific slug"),
+              '(an alias of the "post" parameter)', check="event-id"),
+        Param("slug", "string", "Limit result set to terms with a specific slug",
+              check="string"),
     )
 
 
 _EVENT_PARAMS: tuple[Param, ...] = _paging("events") + (
-    Param("start_date", "", "Events that start on the specified date", default=START_DATE),
-    Param("end_date", "", "Events that end on the specified date", default=END_DATE),
-    Param("starts_before", "", "Events that start before the specified date"),
-    Param("starts_after", "", "Events that start after the specified date"),
-    Param("ends_before", "", "Events that end before the specified date"),
-    Param("ends_after", "", "Events that end after the specified date"),
+    Param("start_date", "", "Events that start on the specified date", default=START_DATE,
+          check="date", echo=2),
+    Param("end_date", "", "Events that end on the specified date", default=END_DATE,
+          check="date", echo=3),
+    Param("starts_before", "", "Events that start before the specified date", check="date",
+          echo=12),
+    Param("starts_after", "", "Events that start after the specified date", check="date",
+          echo=13),
+    Param("ends_before", "", "Events that end before the specified date", check="date",
+          echo=14),
+    Param("ends_after", "", "Events that end after the specified date", check="date",
+          echo=15),
     Param("strict_dates", "", "Dates set using the start_date/end_date, starts_*/ends_* are "
           "set to start at the specified times. The default behavior is to include the "
-          "entire days.", default="false"),
+          "entire days.", default="false", check="flag"),
     Param("search", "string",
-          "Events should contain the specified string in the title or description"),
+          "Events should contain the specified string in the title or description",
+          check="string", echo=4),
     Param("categories", "", "Events should be assigned one of the specified categories slugs "
           "or IDs", items=_INT_ITEMS, style="form"),
     Param("tags", "", "Events should be assigned one of the specified tags slugs or IDs",
           items=_INT_ITEMS, style="form"),
     Param("venue", "", "Events should be assigned one of the specified venue IDs",
-          items=_INT_ITEMS, style="form"),
+          items=_INT_ITEMS, style="form", echo=17, encodes=True),
     Param("organizer", "", "Events should be assigned one of the specified organizer IDs",
-          items=_INT_ITEMS, style="form"),
+          items=_INT_ITEMS, style="form", echo=18, encodes=True),
     Param("featured", "boolean", "Events should be filtered by their featured status",
-          keys=_TYPE_FIRST),
-    Param("status", "", "The event post status", format="string", keys=_TYPE_FIRST),
+          keys=_TYPE_FIRST, check="bool", echo=19, encodes=True),
+    Param("status", "", "The event post status", format="string", keys=_TYPE_FIRST, echo=9),
     Param("geoloc", "boolean", "Requires Events Calendar Pro. Events should be filtered by "
-          "whether their venue has geolocation data", keys=_TYPE_FIRST),
+          "whether their venue has geolocation data", keys=_TYPE_FIRST, check="bool", echo=5),
     Param("geoloc_lat", "", "Requires Events Calendar Pro. Events should be filtered by their "
           "venue latitude location, must also provide geoloc_lng", format="double",
-          keys=_TYPE_FIRST),
+          keys=_TYPE_FIRST, check="number", echo=6),
     Param("geoloc_lng", "", "Requires Events Calendar Pro. Events should be filtered by their "
           "venue longitude location, must also provide geoloc_lat", format="double",
-          keys=_TYPE_FIRST),
+          keys=_TYPE_FIRST, check="number", echo=7),
     Param("include", "", "Include events with one of the post IDs specified in the array of "
-          "CSV list, date filters will be ignored.", items=_INT_ITEMS, style="form"),
+          "CSV list, date filters will be ignored.", items=_INT_ITEMS, style="form",
+          check="post-ids", echo=11),
     Param("post_parent", "integer",
           "Events should be filtered by their post_parent being the specified one.",
-          keys=_TYPE_FIRST),
-    Param("ticketed", "boolean", "Filter events with or without tickets.", keys=_TYPE_FIRST),
+          keys=_TYPE_FIRST, check="event-id", echo=10),
+    Param("ticketed", "boolean", "Filter events with or without tickets.", keys=_TYPE_FIRST,
+          echo=16),
+    # Ours: the radius of a geoloc_lat/geoloc_lng filter, and the seed's name for
+    # `ticketed`.
+    Param("geoloc_radius", "number", "Kilometres around geoloc_lat/geoloc_lng (default 50)",
+          check="number", echo=8, ours=True),
+    Param("tickets", "boolean", "An alias of ticketed", check="ticketed", ours=True),
 )
 
 #: Query parameters of each list route, in the plugin's order.
@@ -332,7 +366,8 @@ def _resource_routes(resource: Resource, defaults: Mapping[str, Any]) -> dict[st
     routes: dict[str, list] = {}
     for kind, pattern in _route_patterns(resource).items():
         if kind == "list":
-            params = {p.name: _index_arg(p, defaults) for p in LIST_PARAMS[resource.name]}
+            params = {p.name: _index_arg(p, defaults) for p in LIST_PARAMS[resource.name]
+                      if not p.ours}
             routes[pattern] = [_endpoint(["GET"], params),
                                _endpoint(["POST"], write_args(resource, create=True))]
             continue
@@ -703,7 +738,8 @@ def _list_op(resource: Resource, w: _Wording) -> dict[str, Any]:
     items = {"title": resource.name, "type": "array",
              "items": _ref(_SCHEMA_NAMES[resource.name])}
     return {"get": {
-        "parameters": [_doc_param(p, "query") for p in LIST_PARAMS[resource.name]],
+        "parameters": [_doc_param(p, "query") for p in LIST_PARAMS[resource.name]
+                       if not p.ours],
         # Quirk kept (spec 3.1): documented as a bare array, the body is an envelope.
         "responses": {
             "200": {"description": w.list_found, **_json(items)},

@@ -22,7 +22,6 @@ Who answers what, and why (design.md's Whoosh figures):
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import contextlib
 import datetime as dt
@@ -527,22 +526,22 @@ class CalendarIndex:
         self.text.close()
 
     # -- queries -------------------------------------------------------------------
-    def table(self) -> EventTable:
-        """The event columns of the version this thread reads, made once per version."""
-        view = self.catalog.view()
+    @staticmethod
+    def table(view: CatalogVersion) -> EventTable:
+        """The event columns of a catalog version, made once per version."""
         return view.derive("event-table", lambda: EventTable(view))  # type: ignore[return-value]
 
-    def search(self, collection: str, text: str, fields: tuple[str, ...]) -> set[int]:
+    def search(self, view: CatalogVersion, collection: str, text: str,
+               fields: tuple[str, ...]) -> set[int]:
         """Ids of the records of a collection matching a search string (exact set)."""
         terms = SearchTerms(text)
         pending = self.pending()
         found = self.text.search(terms.query(collection, fields)) if (
-            len(pending) < max(1000, len(self.catalog.paths) // 2)) else None
+            len(pending) < max(1000, len(view.paths) // 2)) else None
         if found is None:
             # No usable index (first build still running): match everything in Python.
-            return {r.id for r in self.catalog.all(collection) if terms.matches(r, fields)}
+            return {r.id for r in view.all(collection) if terms.matches(r, fields)}
         ids, _ = found
-        view = self.catalog.view()
         stale_ids = {i for p in pending if (i := view.paths.get(p)) is not None}
         # A pending path's old document may still be in the index: trust memory there.
         ids = {i for i in ids if i in view.records} - stale_ids
@@ -552,39 +551,3 @@ class CalendarIndex:
                 ids.add(rid)
         # Ids whose document sits at another (pending) path are covered above.
         return ids
-
-
-# ------------------------------------------------------------------ command line
-def cmd_reindex(args: argparse.Namespace) -> int:
-    from .app import default_cache_dir
-
-    content = Path(args.content)
-    cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir(content)
-    from .content import ContentTree
-
-    t0 = time.perf_counter()
-    tree = ContentTree(content, cache_dir / "write.lock")
-    catalog = Catalog(tree)
-    catalog.load(cache_dir / "catalog.pickle")
-    t1 = time.perf_counter()
-    count = TextIndex(cache_dir).rebuild(catalog)
-    t2 = time.perf_counter()
-    print(f"read {len(catalog.records)} records in {t1 - t0:.1f} s, "
-          f"indexed {count} in {t2 - t1:.1f} s ({cache_dir})")
-    for problem in catalog.problems.values():
-        print(f"skipped {problem}")
-    return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `reindex` to the `python -m calendar_app` command line."""
-    from .app import BUNDLED_CONTENT
-
-    parser = subparsers.add_parser(
-        "reindex", help="rebuild the search index from scratch",
-        description="Re-read the content tree and rebuild the Whoosh index in the cache "
-                    "folder from scratch.")
-    parser.add_argument("--content", type=Path, default=BUNDLED_CONTENT)
-    parser.add_argument("--cache-dir", default=None,
-                        help="cache folder (default: next to the content tree)")
-    parser.set_defaults(func=cmd_reindex)

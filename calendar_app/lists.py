@@ -1,18 +1,19 @@
 """The five list endpoints (`GET /events`, `/venues`, `/organizers`, `/categories`,
-`/tags`): one table-driven path.
+`/tags`): one table-driven path, plain Python (no Flask): `answer(context, resource,
+parameters)` is called by the HTTP interface and by the builder alike.
 
-1. `_parse`: every parameter the route declares (names from `discovery.LIST_PARAMS`)
-   is checked by the checker its kind names in `_KINDS`; all failures are reported
-   together as the plugin's `rest_invalid_param`.
+1. `_parse`: every parameter of the route (`discovery.LIST_PARAMS`, one table: its
+   documentation, its checker, its place in echoed URLs) is checked by its checker in
+   `CHECKS`; all failures are reported together as the plugin's `rest_invalid_param`.
 2. `_select_*`: what matches, as records in list order (events from the in-memory
    columns of `index.EventTable`, text search from Whoosh; the other collections are
    small and filtered in memory).
-3. `list_response`: paging, envelope in the plugin's key order, `rest_url` family,
+3. `_build`: paging, envelope in the plugin's key order, `rest_url` family,
    `X-TEC-*`/`X-WP-*` totals and an RFC 8288 `Link` (next/prev).
 
-Finished bodies are cached per (catalog version, effective query, what the caller may
-see), so a repeated request costs a dict lookup; any change to the catalog changes the
-version and thereby the key.
+Everything is read from the one catalog version in the context; finished answers and
+item representations are kept on that version (`CatalogVersion.derive`), per
+effective query and what the caller may see.
 
 Our decisions where the plugin differs or has nothing (design.md, spec §7):
 - `include` ignores every date filter (the plugin re-applies its default window).
@@ -45,15 +46,17 @@ from dataclasses import dataclass, field
 from urllib.parse import quote_plus
 
 import numpy as np
-from flask import Response, current_app, request
 
 from . import dates, discovery, errors
+from .catalog import CatalogVersion
 from .errors import ApiError
 from .index import EVENT_SEARCH_FIELDS, seconds
 from .records import Record
-from .resources import RESOURCES, STATUSES, Resource
+from .represent import Representer, dumps
+from .resources import STATUSES, Resource
 from .service import parse_bool, truthy
 from .users import User
+from .wiring import Calendar
 
 # Statuses WordPress registers besides ours: accepted by `status`, never present here.
 _INTERNAL = ("auto-draft", "inherit", "tribe-ea-success", "tribe-ea-failed",
@@ -67,18 +70,32 @@ _EARTH_KM = 6371.0088
 INVALID = "Invalid parameter."
 
 
-def _api():  # late import: api imports this module lazily too
-    from . import api
+@dataclass(frozen=True)
+class Context:
+    """What a list is answered from, besides its parameters: one catalog version, the
+    representation for the caller (its URLs, what it may see), the caller."""
 
-    return api
+    calendar: Calendar
+    view: CatalogVersion
+    rep: Representer
+    user: User | None
+    max_items: int = 100  # items in one list parameter
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict
+    text: str
+    headers: dict
+    etag: str
 
 
 # ------------------------------------------------------------------ defaults
-def request_defaults() -> dict:
+def request_defaults(cal: Calendar) -> dict:
     """Per-request defaults as the plugin's index shows them: `per_page` (calendar
     setting, capped), `start_date` (yesterday 23:59:00) and `end_date` (now + 24
     months), both in the site timezone from the app clock."""
-    cal = _api().calendar()
     settings = cal.catalog.settings
     now = cal.service.site_now()
     start = dt.datetime.combine(now.date() - dt.timedelta(days=1), dt.time(23, 59))
@@ -99,6 +116,7 @@ def _per_page_default(settings: dict) -> int:
 # ------------------------------------------------------------------ parsing
 @dataclass
 class Query:
+    ctx: Context
     resource: Resource
     user: User | None
     editor: bool
@@ -113,7 +131,7 @@ class Query:
             self.details[name] = detail
 
 
-def _items(raw: object) -> list[str] | None:
+def _items(q: Query, raw: object) -> list[str] | None:
     """A list parameter: `a,b`, `x[]=a&x[]=b` or a JSON array; None when empty."""
     values = raw if isinstance(raw, list) else [raw]
     out: list[str] = []
@@ -122,7 +140,7 @@ def _items(raw: object) -> list[str] | None:
             return None
         out += [v.strip() for v in str(value).split(",")]
     out = [v for v in out if v]
-    limit = current_app.config.get("MAX_INCLUDE_IDS", 100)
+    limit = q.ctx.max_items
     if len(out) > limit:
         raise ApiError(400, "rest_too_many_ids", f"A list parameter may name at most {limit} "
                        "items.", limit=limit)
@@ -144,7 +162,7 @@ def _k_page(q: Query, name: str, raw: object) -> None:
     if value is None or value < 1:
         return q.fail(name)
     if name == "per_page":
-        value = min(value, _max_per_page(_api().calendar().catalog.settings))
+        value = min(value, _max_per_page(q.ctx.view.settings))
     q.values[name] = value
 
 
@@ -187,18 +205,18 @@ def _k_loose_bool(q: Query, name: str, raw: object) -> None:
 
 def _record_ids(q: Query, name: str, raw: object, collection: str, slugs: bool) -> None:
     """Ids (or slugs, for terms) that must all name records of one collection."""
-    items = _items(raw)
+    items = _items(q, raw)
     if items is None:
         return q.fail(name)
-    catalog = _api().calendar().catalog
+    view = q.ctx.view
     found = []
     for item in items:
-        record = catalog.by_slug(collection, item) if slugs else None
+        record = view.by_slug(collection, item) if slugs else None
         if record is None and _int(item) is not None:
-            record = catalog.get(int(item), collection)
+            record = view.get(int(item), collection)
         # A record the reader may not read is answered as an unknown one: a draft
         # venue's id must not be confirmed (nor its events listed) to anonymous readers.
-        if record is None or not _api().calendar().service.may_read(q.user, record):
+        if record is None or not q.ctx.calendar.service.may_read(q.user, record):
             return q.fail(name)
         found.append(record)
     q.values[name] = found
@@ -232,9 +250,9 @@ def _k_record_of(collection: str) -> Checker:
 
     def check(q: Query, name: str, raw: object) -> None:
         value = _int(raw)
-        record = _api().calendar().catalog.get(value, collection) if value else None
+        record = q.ctx.view.get(value, collection) if value else None
         # As in `_record_ids`: an event the reader may not read is an unknown one.
-        if record is None or not _api().calendar().service.may_read(q.user, record):
+        if record is None or not q.ctx.calendar.service.may_read(q.user, record):
             return q.fail(name)
         q.values[name] = record
 
@@ -242,7 +260,7 @@ def _k_record_of(collection: str) -> Checker:
 
 
 def _k_post_ids(q: Query, name: str, raw: object) -> None:
-    items = _items(raw)
+    items = _items(q, raw)
     ids = [_int(i) for i in items or []]
     if not ids or any(i is None or i < 1 for i in ids):
         return q.fail(name)
@@ -250,7 +268,7 @@ def _k_post_ids(q: Query, name: str, raw: object) -> None:
 
 
 def _k_status(q: Query, name: str, raw: object) -> None:
-    items = _items(raw)
+    items = _items(q, raw)
     if items is None:
         return q.fail(name)
     if not q.editor:
@@ -282,41 +300,33 @@ def _k_ticketed(q: Query, name: str, raw: object) -> None:
                                 "data": None})
 
 
-# Parameter name -> checker; (collection, name) entries override for one collection.
-_KINDS: dict[str | tuple[str, str], Checker] = {
-    "page": _k_page, "per_page": _k_page, "search": _k_string, "status": _k_status,
-    **{n: _k_date for n in _DATE_PARAMS}, "strict_dates": _k_flag,
+# Checker of each kind of list parameter (`discovery.Param.check`, else its name).
+CHECKS: dict[str, Checker] = {
+    "page": _k_page, "string": _k_string, "status": _k_status, "date": _k_date,
+    "flag": _k_flag, "bool": _k_bool, "loose-bool": _k_loose_bool, "number": _k_number,
     "categories": _k_categories, "tags": _k_tags, "venue": _k_venues,
-    "organizer": _k_organizers, "featured": _k_bool, "include": _k_post_ids,
-    "post_parent": _k_record_of("events"), "geoloc": _k_bool, "geoloc_lat": _k_number,
-    "geoloc_lng": _k_number, "geoloc_radius": _k_number, "ticketed": _k_ticketed,
-    "tickets": _k_ticketed,
-    "event": _k_record_of("events"), "has_events": _k_loose_bool, "only_with_upcoming": _k_loose_bool,
-    "exclude": _k_own_terms, "order": _k_string, "orderby": _k_string,
-    "hide_empty": _k_bool, "parent": _k_record_of("categories"),
-    "post": _k_record_of("events"), "slug": _k_string,
-    ("categories", "include"): _k_own_terms, ("tags", "include"): _k_own_terms,
+    "organizer": _k_organizers, "post-ids": _k_post_ids, "own-terms": _k_own_terms,
+    "event-id": _k_record_of("events"), "category-id": _k_record_of("categories"),
+    "ticketed": _k_ticketed,
 }
-# Our additions to what the plugin declares (`tickets`: the seed's name for `ticketed`).
-_EXTRA_PARAMS = {"events": ("geoloc_radius", "tickets")}
+
+
+def _params(resource: Resource) -> tuple[discovery.Param, ...]:
+    return discovery.LIST_PARAMS[resource.name]
 
 
 def param_names(resource: Resource) -> tuple[str, ...]:
-    return tuple(p.name for p in discovery.LIST_PARAMS[resource.name]) + _EXTRA_PARAMS.get(
-        resource.name, ())
+    return tuple(p.name for p in _params(resource))
 
 
-def _parse(resource: Resource) -> Query:
-    api = _api()
-    user = api.current_user()
-    q = Query(resource, user, editor=user is not None and user.can("edit"))
-    raw = api.params()
-    for name in param_names(resource):
-        if name not in raw:
+def _parse(ctx: Context, resource: Resource, raw: dict) -> Query:
+    user = ctx.user
+    q = Query(ctx, resource, user, editor=user is not None and user.can("edit"))
+    for param in _params(resource):
+        if param.name not in raw:
             continue
-        q.given.add(name)
-        checker = _KINDS.get((resource.name, name)) or _KINDS[name]
-        checker(q, name, raw[name])
+        q.given.add(param.name)
+        CHECKS[param.check or param.name](q, param.name, raw[param.name])
     if resource.name == "events":
         lat, lng = "geoloc_lat" in q.given, "geoloc_lng" in q.given
         if lat != lng:
@@ -329,7 +339,7 @@ def _parse(resource: Resource) -> Query:
 
 def _date_window(q: Query) -> None:
     """Normalized date filters (naive site-local datetimes), defaults applied."""
-    cal = _api().calendar()
+    cal = q.ctx.calendar
     site = dates.zone(cal.service.site_zone_name)
     strict = q.values.get("strict_dates", False)
     given = {n for n in _DATE_PARAMS if n in q.given}
@@ -337,7 +347,7 @@ def _date_window(q: Query) -> None:
         for n in _DATE_PARAMS:
             q.values.pop(n, None)
         return
-    defaults = request_defaults()
+    defaults = request_defaults(cal)
     if not given & set(_RELATIVE):
         for n in ("start_date", "end_date"):
             if n not in given:
@@ -378,14 +388,14 @@ def _status_echo(q: Query) -> str:
 
 def _readable(q: Query, record: Record) -> bool:
     return record.status in _status_set(q) and (
-        record.status == "publish" or _api().calendar().service.may_read(q.user, record))
+        record.status == "publish" or q.ctx.calendar.service.may_read(q.user, record))
 
 
 # ------------------------------------------------------------------ selection
 def _select_events(q: Query) -> list[int]:
     """Ids of the matching events, in list order."""
-    cal = _api().calendar()
-    table = cal.index.table()
+    cal, view = q.ctx.calendar, q.ctx.view
+    table = cal.index.table(view)
     v = q.values
     n = len(table)
     lo, hi = 0, n
@@ -437,13 +447,13 @@ def _select_events(q: Query) -> list[int]:
                                ("venue", "venues"), ("organizer", "organizers")) if p in v]
     for collection, records in linked:
         ids: set[int] = set()
-        for record in _with_children(records) if collection == "categories" else records:
-            ids.update(cal.catalog.backlinks.get((collection, record.slug), ()))
+        for record in _with_children(view, records) if collection == "categories" else records:
+            ids.update(view.backlinks.get((collection, record.slug), ()))
         mask &= table.mask_of(ids)[part]
     if "include" in v:
         mask &= table.mask_of(v["include"])[part]
     if "search" in v:
-        found = cal.index.search("events", v["search"], EVENT_SEARCH_FIELDS)
+        found = cal.index.search(view, "events", v["search"], EVENT_SEARCH_FIELDS)
         mask &= table.mask_of(found)[part]
     rows = np.flatnonzero(mask) + lo
     if "include" in v:
@@ -454,20 +464,19 @@ def _select_events(q: Query) -> list[int]:
 def _readable_coordinates(q: Query, table, part: slice) -> tuple[np.ndarray, np.ndarray]:
     """The events' venue coordinates, unknown where the reader may not read the venue
     (the event then shows no venue): geoloc filters must not locate a draft venue."""
-    cal = _api().calendar()
+    view, service = q.ctx.view, q.ctx.calendar.service
     lat, lng = table.lat[part], table.lng[part]
     hidden: set[int] = set()
-    for venue in cal.catalog.all("venues"):
-        if not cal.service.may_read(q.user, venue):
-            hidden.update(cal.catalog.backlinks.get(("venues", venue.slug), ()))
+    for venue in view.all("venues"):
+        if not service.may_read(q.user, venue):
+            hidden.update(view.backlinks.get(("venues", venue.slug), ()))
     if hidden:
         unseen = table.mask_of(hidden)[part]
         lat, lng = np.where(unseen, np.nan, lat), np.where(unseen, np.nan, lng)
     return lat, lng
 
 
-def _with_children(categories: list[Record]) -> list[Record]:
-    catalog = _api().calendar().catalog
+def _with_children(view: CatalogVersion, categories: list[Record]) -> list[Record]:
     out, todo, seen = [], list(categories), set()
     while todo:
         record = todo.pop()
@@ -475,7 +484,7 @@ def _with_children(categories: list[Record]) -> list[Record]:
             continue
         seen.add(record.id)
         out.append(record)
-        todo += [r for r in catalog.linked("categories", record.slug)
+        todo += [r for r in view.linked("categories", record.slug)
                  if r.collection == "categories"]
     return out
 
@@ -500,8 +509,7 @@ _LINKED_SEARCH = {"venues": ("venue", "description", "excerpt", "address", "city
 
 def _select_linked_posts(q: Query) -> list[int]:
     """Venues or organizers: in-memory filters (hundreds to a few thousand records)."""
-    cal = _api().calendar()
-    catalog = cal.catalog
+    cal, catalog = q.ctx.calendar, q.ctx.view
     name = q.resource.name
     v = q.values
     records = [r for r in catalog.all(name) if _readable(q, r)]
@@ -544,7 +552,7 @@ _TERM_ORDER: dict[str, Callable[[Record, dict], object]] = {
 
 
 def _select_terms(q: Query) -> list[int]:
-    catalog = _api().calendar().catalog
+    catalog = q.ctx.view
     v = q.values
     records = catalog.all(q.resource.name)
     counts = {r.id: catalog.term_count(r) for r in records}
@@ -579,17 +587,6 @@ def _select_terms(q: Query) -> list[int]:
 
 
 # ------------------------------------------------------------------ URLs
-_URL_ORDER = {
-    "events": ("page", "per_page", "start_date", "end_date", "search", "geoloc",
-               "geoloc_lat", "geoloc_lng", "geoloc_radius", "status", "post_parent",
-               "include", "starts_before", "starts_after", "ends_before", "ends_after",
-               "ticketed"),
-    "venues": ("page", "per_page", "search", "event", "has_events", "status"),
-}
-_URL_ORDER["organizers"] = _URL_ORDER["venues"]
-_URL_EXTRAS = ("venue", "organizer", "featured")
-
-
 def _echo(value: object) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
@@ -607,8 +604,11 @@ def _echo(value: object) -> str:
 def _query_pairs(q: Query, page: int, per_page: int) -> tuple[list[tuple[str, str]], bool]:
     """The effective query in the plugin's order; True when extras force encoding."""
     pairs: list[tuple[str, str]] = []
+    encodes = False
     v = q.values
-    for name in _URL_ORDER[q.resource.name]:
+    for param in sorted((p for p in _params(q.resource) if p.echo is not None),
+                        key=lambda p: p.echo):  # type: ignore[arg-type, return-value]
+        name = param.name
         if name == "page":
             pairs.append(("page", str(page)))
         elif name == "per_page":
@@ -617,9 +617,8 @@ def _query_pairs(q: Query, page: int, per_page: int) -> tuple[list[tuple[str, st
             pairs.append(("status", _status_echo(q)))
         elif name in v:
             pairs.append((name, _echo(v[name])))
-    extras = [(n, _echo(v[n])) for n in _URL_EXTRAS if n in v] if (
-        q.resource.name == "events") else []
-    return pairs + extras, bool(extras)
+            encodes = encodes or param.encodes
+    return pairs, encodes
 
 
 def _encode(pairs: list[tuple[str, str]]) -> str:
@@ -628,7 +627,7 @@ def _encode(pairs: list[tuple[str, str]]) -> str:
 
 def _urls(q: Query, page: int, per_page: int, total_pages: int, has_next: bool,
           has_prev: bool) -> tuple[str, str | None, str | None]:
-    base = f"{_api().rest_root()}/{q.resource.name}/"
+    base = f"{q.ctx.rep.rest_root}/{q.resource.name}/"
     if q.resource.is_term:
         at = lambda n: base if n == 1 else f"{base}?page={n}"
         return base, at(page + 1) if has_next else None, at(page - 1) if has_prev else None
@@ -648,104 +647,75 @@ _SELECT = {"events": _select_events, "venues": _select_linked_posts,
            "tags": _select_terms}
 
 
-class _BodyCache:
-    """Finished list bodies of the current catalog version (LRU)."""
+class _Bodies:
+    """Finished list answers of one catalog version (LRU); lives on that version."""
 
     def __init__(self, size: int = 512) -> None:
         self.size = size
-        self.version = -1
-        self.items: OrderedDict = OrderedDict()
+        self.items: OrderedDict[tuple, Answer] = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, version: int, key: tuple) -> tuple | None:
+    def get(self, key: tuple) -> Answer | None:
         with self.lock:
-            if version != self.version:
-                self.items.clear()
-                self.version = version
-                return None
             hit = self.items.get(key)
             if hit is not None:
                 self.items.move_to_end(key)
             return hit
 
-    def put(self, version: int, key: tuple, value: tuple) -> None:
+    def put(self, key: tuple, value: Answer) -> None:
         with self.lock:
-            if version != self.version:
-                return
             self.items[key] = value
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
 
 
-_cache = _BodyCache()
+def _who(user: User | None) -> tuple | None:
+    return (user.id, user.role) if user is not None else None
 
 
-def _cache_key(q: Query) -> tuple:
-    user = q.user
-    who = (user.id, user.role) if user is not None else None
+def answer(ctx: Context, resource: Resource, raw: dict) -> Answer:
+    """`GET /{collection}` with these parameters: parse, select, page, envelope and
+    headers, from one catalog version. Finished answers are kept on that version per
+    (effective query, who asks, URLs, minute of "now")."""
+    q = _parse(ctx, resource, raw)
     values = tuple(sorted((k, _echo(v)) for k, v in q.values.items()))
-    cal = _api().calendar()
-    return (id(cal), q.resource.name, values, who, _api().rest_root(),
-            cal.clock().isoformat()[:16])
-
-
-def list_response(resource: Resource) -> Response:
-    """`GET /{collection}`: parse, select, page, envelope, headers."""
-    api = _api()
-    cal = api.calendar()
-    q = _parse(resource)
-    version = cal.catalog.version
-    key = _cache_key(q)
-    hit = _cache.get(version, key)
+    key = (resource.name, values, _who(ctx.user), ctx.rep.site_url, ctx.rep.rest_root,
+           ctx.calendar.clock().isoformat()[:16])
+    bodies: _Bodies = ctx.view.derive("list-answers", _Bodies)  # type: ignore[assignment]
+    hit = bodies.get(key)
     if hit is None:
         hit = _build(q)
-        _cache.put(version, key, hit)
-    status, body, text, headers, etag = hit
-    if request.args.get("_fields") or "_pretty" in request.args:
-        return api.respond(body, status, headers)
-    response = Response(text, status=status, content_type="application/json; charset=UTF-8")
-    response.headers.update(headers)
-    if etag:
-        response.headers["ETag"] = etag
-    return response
+        bodies.put(key, hit)
+    return hit
 
 
-# Item representations of the current catalog version: rendering an event (Markdown,
-# sanitizing, linked records) costs ~10 ms, and the same events recur across pages,
-# filters and callers. An item depends on linked records and term counts, so any
-# change of version drops them all.
-_items_cache: dict[tuple, dict] = {}
-_items_version: list[int] = [-1]
-_items_lock = threading.Lock()
+# Items embed what their reader may read: kept per version, keyed by who asks. Rendering
+# an event (Markdown, sanitizing, linked records) costs ~10 ms, and the same events
+# recur across pages, filters and callers.
+MAX_ITEMS = 20000
 
 
-def _represent(api, cal, chunk: list[int]) -> list[dict]:
-    rep = api.representer()
-    version = cal.catalog.version
-    # Items embed what their reader may read: keyed by who asks, as `_cache_key` is.
-    user = api.current_user()
-    who = (user.id, user.role) if user is not None else None
+def _represent(q: Query, chunk: list[int]) -> list[dict]:
+    ctx = q.ctx
+    rep, view = ctx.rep, ctx.view
+    items: dict = view.derive("list-items", dict)  # type: ignore[assignment]
+    head = (rep.site_url, rep.rest_root, _who(ctx.user))
     out = []
     for rid in chunk:
-        key = (id(cal), version, rep.site_url, rep.rest_root, who, rid)
-        item = _items_cache.get(key)
+        key = (head, rid)
+        item = items.get(key)
         if item is None:
-            item = rep.represent(cal.catalog.records[rid])
-            with _items_lock:
-                if len(_items_cache) > 20000 or _items_version[0] != version:
-                    _items_cache.clear()
-                    _items_version[0] = version
-                _items_cache[key] = item
+            item = rep.represent(view.records[rid])
+            if len(items) > MAX_ITEMS:
+                items.clear()
+            items[key] = item
         out.append(item)
     return out
 
 
-def _build(q: Query) -> tuple:
-    api = _api()
-    cal = api.calendar()
+def _build(q: Query) -> Answer:
     resource = q.resource
-    settings = cal.catalog.settings
-    per_page = q.values.get("per_page", _per_page_default(settings))
+    per_page = q.values.get("per_page", _per_page_default(q.ctx.view.settings))
     page = q.values.get("page", 1)
     ids = _SELECT[resource.name](q)
     total = len(ids)
@@ -755,8 +725,8 @@ def _build(q: Query) -> tuple:
         body = ApiError(404, f"{resource.singular}-archive-page-not-found",
                         f"The requested {resource.singular} archive page does not exist"
                         ).body()
-        return 404, body, api.dumps(body), {}, ""
-    items = _represent(api, cal, chunk)
+        return Answer(404, body, dumps(body), {}, "")
+    items = _represent(q, chunk)
     has_next = page < total_pages
     has_prev = page > 1 and (resource.is_term or (page - 1) <= total_pages)
     rest_url, next_url, prev_url = _urls(q, page, per_page, total_pages, has_next, has_prev)
@@ -781,9 +751,6 @@ def _build(q: Query) -> tuple:
     links = [f'<{u}>; rel="{rel}"' for u, rel in ((next_url, "next"), (prev_url, "prev")) if u]
     if links:
         headers["Link"] = ", ".join(links)
-    text = api.dumps(body)
+    text = dumps(body)
     etag = '"' + hashlib.blake2b(text.encode(), digest_size=16).hexdigest() + '"'
-    return 200, body, text, headers, etag
-
-
-__all__ = ["RESOURCES", "list_response", "param_names", "request_defaults"]
+    return Answer(200, body, text, headers, etag)

@@ -7,7 +7,8 @@ CALENDAR_SITE_URL (public address used in URLs; default: the request's host).
 
 import os
 
-from .app import BUNDLED_CONTENT, create_app
+from .app import create_app
+from .wiring import BUNDLED_CONTENT
 
 app = create_app({
     "CONTENT_DIR": os.environ.get("CALENDAR_CONTENT", str(BUNDLED_CONTENT)),

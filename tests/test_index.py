@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import shutil
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app import create_app, index
+from calendar_app import cli, create_app, index
 
 FIXTURE = Path(__file__).parent / "fixtures" / "lists"
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
@@ -105,12 +104,8 @@ def test_start_up_cache_skips_parsing(setup, monkeypatch) -> None:
 
 def test_reindex_command(setup, capsys) -> None:
     content, _make = setup
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers()
-    index.register(sub)
-    args = parser.parse_args(["reindex", "--content", str(content), "--cache-dir",
-                              str(content.parent.parent / "cache2")])
-    assert args.func(args) == 0
+    assert cli.main(["reindex", "--content", str(content), "--cache-dir",
+                     str(content.parent.parent / "cache2")]) == 0
     assert "indexed 26" in capsys.readouterr().out
     text = index.TextIndex(content.parent.parent / "cache2")
     assert text.exists()

@@ -80,10 +80,9 @@ def test_default_event_list(lc) -> None:
 def test_request_defaults(lapp) -> None:
     from calendar_app import lists
 
-    with lapp.test_request_context("/"):
-        assert lists.request_defaults() == {"per_page": 10,
-                                            "start_date": "2026-11-20 23:59:00",
-                                            "end_date": "2028-11-21 12:00:00"}
+    # Plain Python: no request needed.
+    assert lists.request_defaults(lapp.extensions["calendar"]) == {
+        "per_page": 10, "start_date": "2026-11-20 23:59:00", "end_date": "2028-11-21 12:00:00"}
 
 
 def test_paging_links_and_headers(lc) -> None:

@@ -58,7 +58,7 @@ class Client:
     def start(self) -> None:
         s, organizer = self.call("POST", "/organizers", {"organizer": f"Crew {self.name}"})
         self.expect("create organizer", s, organizer, 201)
-        self.organizer = organizer["id"]
+        self.organizer = organizer.get("id", 0) if isinstance(organizer, dict) else 0
 
     def round(self, n: int, category_id: int) -> None:
         """3 writes, each followed by reads of what it wrote: 23 calls."""
@@ -78,7 +78,8 @@ class Client:
             "title": f"Night {tag}", "start_date": "2027-05-01 19:00:00",
             "end_date": "2027-05-01 22:00:00", "venue": vid, "organizer": [oid],
             "categories": [category_id]})
-        ok = isinstance(event, dict) and event.get("venue", {}).get("id") == vid and [
+        linked = event.get("venue") if isinstance(event, dict) else None
+        ok = isinstance(linked, dict) and linked.get("id") == vid and [
             c["id"] for c in event.get("categories", [])] == [category_id] and [
             o["id"] for o in event.get("organizer", [])] == [oid]
         self.expect("create event", s, event, 201, ok)

@@ -224,7 +224,7 @@ def test_security_headers_on_an_unexpected_error(config: dict, monkeypatch) -> N
     app = create_app(config)
     from calendar_app import lists
 
-    monkeypatch.setattr(lists, "list_response", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(lists, "answer", lambda *a, **k: 1 / 0)
     response = app.test_client().get(f"{BASE}/events")
     _error_shape(response, 500)
     for name in SECURITY_HEADERS:

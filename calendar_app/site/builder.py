@@ -16,9 +16,9 @@ from typing import TextIO
 from urllib.parse import urlsplit
 
 from .. import dates, markup, parallel
-from ..app import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
 from ..catalog import Catalog, Problem, paused_gc
 from ..records import Record
+from ..wiring import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
 from . import feeds, ical, manifest, paths, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
@@ -108,8 +108,6 @@ class Builder:
         self.workers = parallel.default_workers()
         self._fps: dict[int, tuple[Record, bytes]] = {}
         self._last: _Last | None = None
-        self._changed_files: set[str] = set()
-        self._settings = ""
         self._vevent_sigs: dict[int, str] = {}
         self._sig_inputs: tuple[dict[int, bytes], bytes] = ({}, b"")
         self._manifest: tuple[tuple[int, int] | None, dict[str, list[str]]] = (None, {})
@@ -147,10 +145,6 @@ class Builder:
             f"{paths.month(today)}\0{settings}".encode(), digest_size=16).digest()
         # What VEVENT signatures are made of, when _ical's closures need one.
         self._sig_inputs = (fingerprints, common)
-        if self.lists is not None and (self._changed_files or settings != self._settings):
-            self.lists.refresh(sorted(self._changed_files) + (
-                ["calendar.yaml"] if settings != self._settings else []))
-        self._settings = settings
         self._previous = previous = self._load_manifest()
         self._on_disk = {}
         outputs = self._fast_plan(catalog, fingerprints, common, now)
@@ -290,12 +284,6 @@ class Builder:
             old = known.get(record.id)
             fresh[record.id] = old if old is not None and old[0] is record else (
                 record, fingerprint(record))
-        # Files whose records changed since the last build: the list snapshots' app
-        # has its own catalog, which follows only its own writes.
-        self._changed_files = {r.path for i, (r, fp) in fresh.items()
-                               if i not in known or known[i][1] != fp}
-        self._changed_files |= {r.path for i, (r, fp) in known.items()
-                                if i not in fresh or fresh[i][1] != fp}
         self._fps = fresh
         return {i: fp for i, (_, fp) in fresh.items()}
 
@@ -357,8 +345,7 @@ class Builder:
         yield from self._ical(model, pages)
         yield from single_outputs(model)
         if self.lists is None:
-            self.lists = ListSnapshots(self.calendar.tree.root, self.cache_dir,
-                                       pages.base_url, self.options.now)
+            self.lists = ListSnapshots(self.calendar, pages.base_url)
         yield from self.lists.outputs(_catalog_digest(fingerprints), model.now_utc.isoformat())
 
     # -- iCalendar ---------------------------------------------------------------------
@@ -406,8 +393,6 @@ class Builder:
     def close(self) -> None:
         self.vevents.save()
         self.renderings.save()
-        if self.lists is not None:
-            self.lists.close()
         close = getattr(self.calendar, "close", None)
         if close is not None:
             close()
@@ -422,7 +407,7 @@ def _place(item: tuple[Output, str], workers: int) -> int:
     Markdown conversion per description, thanks to markup's cache)."""
     output = item[0]
     if output.kind == "json-list":
-        return 0  # list snapshots ask the Flask app, which this process keeps (--watch)
+        return 0  # with the single snapshots of the same events
     if output.kind == "ics-feed":
         return workers - 1  # away from the list snapshots: the processes end together
     return (output.deps[0] if output.deps else hash(output.path)) % workers

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from ..app import BUNDLED_CONTENT
+from ..wiring import BUNDLED_CONTENT
 from .builder import DEFAULT_OUT, Builder, Options, Report, print_problems
 
 

@@ -11,14 +11,14 @@ them at 10,000 events cost more to make than the files in them:
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterator
-from pathlib import Path
 
-from ..app import DEFAULT_BASE_PATH
+from .. import lists
+from ..errors import ApiError
 from ..records import Record
-from ..represent import dumps
+from ..represent import Representer, dumps
 from ..resources import RESOURCES
+from ..wiring import DEFAULT_BASE_PATH, Calendar
 from . import paths
 from .model import PUBLISHED, SiteModel
 from .pages import event_deps, media_stamp
@@ -82,62 +82,29 @@ class ListSnapshotError(RuntimeError):
 
 
 class ListSnapshots:
-    """Default list pages, asked of the Flask app itself: the code that answers them
-    live, over the same content tree, site URL and "now"."""
+    """Default list pages, answered by the code that answers them live
+    (`lists.answer`), from the builder's calendar, for an anonymous reader of the
+    interface at the site's address."""
 
-    def __init__(self, content: Path, cache_dir: Path, site_url: str,
-                 now: dt.datetime | None) -> None:
-        self.config = {"CONTENT_DIR": str(content), "CACHE_DIR": str(cache_dir),
-                       "USERS_FILE": str(cache_dir / "no-users.yaml"),
-                       "SITE_URL": site_url, "NOW": now,
-                       # No watcher or background indexer for a few requests.
-                       "TESTING": True, "WATCH": False, "INDEX_IN_BACKGROUND": False}
-        self._app = None
-
-    def available(self) -> bool:
-        try:
-            from .. import lists  # noqa: F401  (written separately; may not exist yet)
-        except ImportError:
-            return False
-        return True
-
-    def client(self):
-        if self._app is None:
-            from ..app import create_app
-
-            self._app = create_app(self.config)
-        return self._app.test_client()
-
-    def refresh(self, relpaths: list[str]) -> None:
-        """Files changed on disk since the app read them (--watch): it has no watcher."""
-        if self._app is None or not relpaths:
-            return
-        # Only the catalog: default list pages never search, and writing the text index
-        # here rebuilt all of it (4 s at 10,000 events) when none had been made yet.
-        self._app.extensions["calendar"].catalog.refresh(relpaths)
+    def __init__(self, calendar: Calendar, site_url: str) -> None:
+        self.calendar = calendar
+        self.site_url = site_url
 
     def outputs(self, catalog_digest: str, now_key: str) -> Iterator[Output]:
-        if not self.available():
-            return
         for collection in RESOURCES:
             path = f"{paths.REST_DIR}{collection}.json"
-            url = f"{DEFAULT_BASE_PATH}/{collection}"
             yield Output(path, (), f"list {catalog_digest} {now_key}",
-                         lambda url=url: self._get(url), kind="json-list")
+                         lambda c=collection: self._get(c), kind="json-list")
 
-    def _get(self, url: str) -> bytes:
+    def _get(self, collection: str) -> bytes:
+        catalog = self.calendar.catalog
+        # As `api.public_url` and `api.rest_root` with SITE_URL = the site's address.
+        public = str(catalog.settings.get("url") or self.site_url)
+        rep = Representer(catalog, public, self.site_url.rstrip("/") + DEFAULT_BASE_PATH)
+        ctx = lists.Context(self.calendar, catalog.current, rep, None)
         try:
-            response = self.client().get(url)
-        except Exception as exc:  # any failure of the app: report it, keep building
-            raise ListSnapshotError(f"list snapshot {url} not written: {exc!r}") from exc
-        if response.status_code != 200:
-            raise ListSnapshotError(f"list snapshot {url} not written: the app answered "
-                                    f"{response.status_code} {response.get_data()[:200]!r}")
-        return response.get_data()
-
-    def close(self) -> None:
-        if self._app is not None:
-            close = getattr(self._app.extensions["calendar"], "close", None)
-            if close is not None:
-                close()
-            self._app = None
+            answer = lists.answer(ctx, RESOURCES[collection], {})
+        except ApiError as exc:
+            raise ListSnapshotError(f"list snapshot {collection} not written: "
+                                    f"{exc.status} {exc.message}") from exc
+        return answer.text.encode("utf-8")
