@@ -137,7 +137,9 @@ def _links(out: TreeResult, texts: _Texts) -> None:
     index: dict[str, dict[str, Record]] = defaultdict(dict)
     for record in out.records:
         index[record.collection][record.slug] = record
-    for record in out.records:
+    # Invalid files too: a broken date must not hide a broken link next to it.
+    partial = [r.partial for r in out.files.values() if r.partial is not None]
+    for record in [*out.records, *partial]:
         for key, collection, slug in _link_targets(record):
             target = index[collection].get(slug)
             singular = RESOURCES[collection].singular
