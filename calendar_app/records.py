@@ -46,6 +46,16 @@ class Record:
         return default if value is None else value
 
 
+# Ids travel as JSON numbers: clients in JavaScript lose precision above 2**53, and
+# the index keeps ids in 64 bits. WordPress ids start at 1.
+MAX_ID = 2**53
+
+
+def valid_id(value: object) -> bool:
+    """True for an integer a record may have as its id (1 to MAX_ID)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ID
+
+
 class RecordError(ValueError):
     """A file whose content does not make a valid record."""
 
@@ -99,6 +109,8 @@ def _coerce(field: Field, value: object) -> object:
     if kind == "integer":
         if isinstance(value, bool) or not isinstance(value, int):
             raise RecordError(f"{key}: expected a whole number, got {value!r}", key)
+        if field.name == "id" and not valid_id(value):
+            raise RecordError(f"{key}: {value} is not a whole number from 1 to {MAX_ID}", key)
         return value
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):

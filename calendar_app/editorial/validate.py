@@ -134,8 +134,6 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
 
 def _check_record(record: Record, stem: str, site_zone: str, raw: dict,
                   c: _Collector) -> None:
-    if record.id <= 0:
-        c.add(ERROR, "wrong-type", f"id: {record.id} is not a positive whole number", key="id")
     if not slugs.is_safe_slug(record.slug):
         c.add(ERROR, "bad-slug", f"slug {record.slug!r} may only use a-z, 0-9, '-', '_' "
               "and '.'", key="slug")
