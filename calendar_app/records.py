@@ -121,7 +121,11 @@ def _coerce(field: Field, value: object) -> object:
             raise RecordError(f"{key}: expected true or false, got {value!r}", key)
         return value
     if kind == "datetime":
-        return _as_datetime(value, key)
+        when = _as_datetime(value, key)
+        if not dates.representable(when):
+            raise RecordError(f"{key}: {dates.fmt(when)} is outside the dates the calendar "
+                              f"keeps ({dates.KEPT_RANGE})", key)
+        return when
     if kind == "status":
         if value not in STATUSES:
             raise RecordError(f"{key}: {value!r} is not one of {', '.join(STATUSES)}", key)

@@ -228,7 +228,7 @@ class Service:
             raise ApiError(400, "rest_taxonomy_not_hierarchical",
                            "Can not set resource parent, taxonomy is not hierarchical.")
         for f in resource.writable_fields:
-            if f.name not in body and not (f.name == "date" and "date_utc" in body):
+            if f.name not in body:
                 continue
             raw = body.get(f.name)
             try:
@@ -242,7 +242,8 @@ class Service:
         if "date_utc" in body and "date" not in body:
             try:
                 utc = self._parse_date("date_utc", body["date_utc"], dates.zone("UTC"))
-                values["date"] = dates.from_utc(utc, dates.zone(self.site_zone_name))
+                values["date"] = _kept("date", dates.from_utc(
+                    utc, dates.zone(self.site_zone_name)))
             except errors.ApiError as exc:
                 bad.update(exc.data["params"])
         if bad:
@@ -338,7 +339,7 @@ class Service:
         if not isinstance(raw, str):
             raise errors.wrong_type(name, "string")
         try:
-            return dates.parse_datetime(raw, zone, self.clock())
+            return _kept(name, dates.parse_datetime(raw, zone, self.clock()))
         except dates.DateError:
             raise errors.invalid({name: "Invalid parameter."}) from None
 
@@ -715,6 +716,13 @@ def _digits(text: str) -> bool:
     """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
     return text.isascii() and text.isdigit() and len(text) < 19
 
+
+
+def _kept(name: str, local: dt.datetime) -> dt.datetime:
+    """`local`, if the calendar can keep it (else files it could not read back)."""
+    if not dates.representable(local):
+        raise errors.invalid({name: f"{name} must be within {dates.KEPT_RANGE}."})
+    return local
 
 
 def _cost_value(raw: object) -> object:

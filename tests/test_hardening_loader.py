@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import BASE, make_repo
+from conftest import BASE, git, make_repo
 
 from calendar_app import create_app, parsing
 from calendar_app.cli import main
@@ -71,3 +71,77 @@ def test_an_id_beyond_64_bits_leaves_the_lists_working(content: Path, config: di
     status, after = events("cache-after")
     assert status == 200 and after["total"] == before["total"]
     assert events("cache-after", "?search=crafted")[0] == 200
+
+
+# -- dates ----------------------------------------------------------------------------------
+def files_and_commits(content: Path) -> tuple[set[str], str]:
+    return ({p.relative_to(content).as_posix() for p in content.rglob("*") if p.is_file()},
+            git(content.parent, "rev-parse", "HEAD"))
+
+
+@pytest.mark.parametrize("body", [
+    {"start_date": "9999-12-31 22:00:00", "end_date": "9999-12-31 23:00:00",
+     "timezone": "America/Los_Angeles"},
+    {"start_date": "9999-12-31 22:00:00", "end_date": "9999-12-31 23:00:00"},
+    {"start_date": "0999-12-31 22:00:00", "end_date": "2027-01-01 10:00:00"},
+    {"start_date": "253402300000", "end_date": "253402300000"},  # a timestamp in year 10000
+])
+def test_a_date_the_calendar_cannot_keep_is_refused_before_any_commit(
+        content: Path, client, admin: dict, body: dict) -> None:
+    before = files_and_commits(content)
+    response = client.post(f"{BASE}/events", headers=admin, json={"title": "Far", **body})
+    assert response.status_code == 400, response.get_json()
+    error = response.get_json()
+    assert error["code"] == "rest_invalid_param" and "start_date" in error["data"]["params"]
+    assert files_and_commits(content) == before
+
+
+@pytest.mark.parametrize(("date_utc", "named"), [
+    ("9999-12-31 23:00:00", "date_utc"),
+    ("1000-01-01 03:00:00", "date"),  # 0999-12-31 in the calendar's zone (Los Angeles)
+])
+def test_a_publish_date_the_calendar_cannot_keep_is_refused(
+        content: Path, client, admin: dict, date_utc: str, named: str) -> None:
+    before = files_and_commits(content)
+    response = client.post(f"{BASE}/events", headers=admin, json={
+        "title": "Far", "start_date": "2027-01-01 10:00:00", "end_date": "2027-01-01 11:00:00",
+        "date_utc": date_utc})
+    assert response.status_code == 400 and list(response.get_json()["data"]["params"]) == [
+        named]
+    assert files_and_commits(content) == before
+
+
+def test_a_publish_date_in_utc_alone_is_taken(client, admin: dict) -> None:
+    response = client.post(f"{BASE}/events", headers=admin, json={
+        "title": "Dated", "start_date": "2027-01-01 10:00:00",
+        "end_date": "2027-01-01 11:00:00", "date_utc": "2026-01-02 20:00:00"})
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["date_utc"] == "2026-01-02 20:00:00"
+
+
+def test_the_last_date_the_calendar_keeps_is_served(content: Path, client, admin: dict) -> None:
+    response = client.post(f"{BASE}/events", headers=admin, json={
+        "title": "Last", "start_date": "9998-12-31 22:00:00", "end_date": "9998-12-31 23:59:59",
+        "timezone": "America/Los_Angeles"})
+    assert response.status_code == 201, response.get_json()
+    event = response.get_json()
+    assert event["utc_end_date"] == "9999-01-01 07:59:59"
+    assert client.get(f"{BASE}/events/{event['id']}").status_code == 200
+    listed = client.get(f"{BASE}/events?start_date=9998-12-01&end_date=9998-12-31 23:59:59")
+    assert listed.status_code == 200 and listed.get_json()["total"] == 1
+
+
+@pytest.mark.parametrize(("start", "line"), [
+    ("9999-12-31 22:00:00", 4), ("0999-06-01 10:00:00", 4)])
+def test_loader_and_check_refuse_dates_out_of_range(tmp_path: Path, capsys, start: str,
+                                                    line: int) -> None:
+    content = make_repo(tmp_path)
+    relpath = "events/2027/crafted.yaml"
+    (content / relpath).write_text(EVENT.replace("2027-05-01 19:00:00", start).replace(
+        "end_date: 2027-05-01 21:00:00", f"end_date: {start}") + "timezone: America/Los_Angeles\n")
+    outcome = loaded(content, relpath)
+    assert outcome[:2] == ("problem", line) and "start_date" in outcome[2]
+    errors = check_errors(content, capsys, relpath)
+    assert [(line_, code) for line_, code, _ in errors] == [(4, "invalid-date"),
+                                                            (5, "invalid-date")]
+    assert "1000" in errors[0][2] and "9998" in errors[0][2]
