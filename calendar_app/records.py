@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from . import dates
+from . import dates, slugs
 from .resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
 
 
@@ -159,6 +159,8 @@ def from_file(collection: str, raw: dict, path: str) -> Record:
         data[field.name] = _coerce(field, value)
     stem = path.rsplit("/", 1)[-1].removesuffix(".yaml")
     data.setdefault("slug", stem)
+    if not slugs.is_safe_slug(data["slug"]):  # slugs name files and built pages
+        raise RecordError(slugs.unsafe_slug_message(data["slug"]), "slug")
     for name in ("id", resource.title_field) + resource.required_fields:
         if name not in data:
             raise RecordError(f"missing required key {resource.field(name).yaml_key!r}",

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import BASE, git, make_repo
+from conftest import BASE, NOW, git, make_repo
 
 from calendar_app import create_app, parsing
 from calendar_app.cli import main
 from calendar_app.content import ContentTree
+from calendar_app.site import Options, build, paths, writer
 
 EVENT = """\
 id: 900
@@ -145,3 +146,71 @@ def test_loader_and_check_refuse_dates_out_of_range(tmp_path: Path, capsys, star
     assert [(line_, code) for line_, code, _ in errors] == [(4, "invalid-date"),
                                                             (5, "invalid-date")]
     assert "1000" in errors[0][2] and "9998" in errors[0][2]
+
+
+# -- slugs ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("relpath", "text", "line"), [
+    ("events/2027/crafted.yaml", EVENT.replace("slug: crafted", "slug: ../../../../tmp/x"), 3),
+    ("events/2027/crafted.yaml",
+     EVENT.replace("slug: crafted", "slug: ../../venues/the-blue-lantern"), 3),
+    ("venues/x.yaml", "id: 900\nname: X\nslug: /etc/x\n", 3),
+    ("events/2027/Crafted Night.yaml", EVENT.replace("slug: crafted\n", ""), 0),
+])
+def test_a_slug_that_is_not_a_slug_is_refused(tmp_path: Path, capsys, relpath: str, text: str,
+                                              line: int) -> None:
+    content = make_repo(tmp_path)
+    (content / relpath).write_text(text)
+    outcome = loaded(content, relpath)
+    assert outcome[:2] == ("problem", line) and "slug" in outcome[2]
+    errors = check_errors(content, capsys, relpath)
+    assert [(line_, code) for line_, code, _ in errors] == [(line, "bad-slug")]
+    assert errors[0][2] == outcome[2]  # one rule, one message
+
+
+def test_the_builder_leaves_out_a_record_whose_slug_climbs_out(tmp_path: Path) -> None:
+    content = make_repo(tmp_path)
+    (content / "events/2027/crafted.yaml").write_text(
+        EVENT.replace("slug: crafted", "slug: ../../../../escaped"))
+    out = tmp_path / "site" / "public"
+    report = build(Options(content=content, out=out, cache_dir=tmp_path / "cache",
+                           now=NOW, progress=False))
+    assert [p.path for p in report.problems] == ["events/2027/crafted.yaml"]
+    assert not list(tmp_path.rglob("escaped*"))
+    assert not report.refused
+
+
+def test_the_builder_refuses_an_output_outside_its_folder(tmp_path: Path, capsys) -> None:
+    """A media path that stays in the content tree but climbs out of the output folder
+    (`media/../../content/...`): that output is refused and the build fails."""
+    content = make_repo(tmp_path)
+    event = content / "events/2027/jazz-night-february-2027.yaml"
+    event.write_text(event.read_text().replace(
+        "image: media/jazz-night.png", "image: media/../../content/media/jazz-night.png"))
+    out = tmp_path / "site" / "public"
+    code = main(["build", "--content", str(content), "--out", str(out)])
+    assert code == 1
+    assert "outside the output folder" in capsys.readouterr().err
+    assert not (tmp_path / "site" / "content").exists()
+    assert (out / "index.html").exists()  # the rest of the site is built
+
+
+@pytest.mark.parametrize("relpath", [
+    "../escape.html", "event/../../escape.html", "/tmp/escape.html", "a/\0/b", "", ".",
+    "event/..", "event/x/../../../escape.html"])
+def test_the_writer_refuses_paths_outside_the_output(tmp_path: Path, relpath: str) -> None:
+    out = tmp_path / "site" / "public"
+    out.mkdir(parents=True)
+    with pytest.raises(paths.OutsideOutput):
+        writer.write(out, relpath, b"x")
+    with pytest.raises(paths.OutsideOutput):
+        writer.link(out, "index.html", relpath)
+    with pytest.raises(paths.OutsideOutput):
+        writer.link(out, relpath, "index.html")
+    with pytest.raises(paths.OutsideOutput):
+        writer.remove(out, relpath)
+    assert [p.name for p in tmp_path.rglob("*")] == ["site", "public"]
+
+
+def test_the_writer_writes_inside_the_output(tmp_path: Path) -> None:
+    writer.write(tmp_path, "event/a.b/index.html", b"x")
+    assert (tmp_path / "event/a.b/index.html").read_bytes() == b"x"

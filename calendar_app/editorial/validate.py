@@ -85,7 +85,8 @@ def check_file(collection: str, path: str, data: bytes, site_zone: str) -> FileR
             raise RecordError(unreadable[0][1].message, unreadable[0][0])
         record = records.from_file(collection, raw, path)
     except RecordError as exc:
-        values = _diagnose(collection, raw, c, exc, {k for k, _ in unreadable})
+        values = _diagnose(collection, raw, c, exc, {k for k, _ in unreadable},
+                           out.raw_slug)
         out.partial = Record(collection, {**values, "slug": out.raw_slug}, path)
         return out
     out.record = record
@@ -94,7 +95,7 @@ def check_file(collection: str, path: str, data: bytes, site_zone: str) -> FileR
 
 
 def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
-              unreadable: set[str]) -> dict:
+              unreadable: set[str], slug: str) -> dict:
     """Every problem of a file `from_file` refused (it stops at the first one); returns
     the values that are valid, by field name. Keys in `unreadable` are reported."""
     resource = RESOURCES[collection]
@@ -122,6 +123,8 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
         key = resource.field(name).yaml_key
         if raw.get(key) is None and key not in unreadable:
             c.add(ERROR, "missing-key", f"missing required key {key!r}", line=1)
+    if not slugs.is_safe_slug(slug):
+        c.add(ERROR, "bad-slug", slugs.unsafe_slug_message(slug), key="slug")
     start, end = values.get("start_date"), values.get("end_date")
     if collection == "events" and start and end and end < start:
         c.add(ERROR, "end-before-start",
@@ -134,10 +137,7 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
 
 def _check_record(record: Record, stem: str, site_zone: str, raw: dict,
                   c: _Collector) -> None:
-    if not slugs.is_safe_slug(record.slug):
-        c.add(ERROR, "bad-slug", f"slug {record.slug!r} may only use a-z, 0-9, '-', '_' "
-              "and '.'", key="slug")
-    elif record.slug != stem:
+    if record.slug != stem:
         c.add(ERROR, "file-name", f"file name {stem + '.yaml'!r} does not match slug "
               f"{record.slug!r} (rename it to {record.slug + '.yaml'!r})", key="slug")
     if record.collection == "events":
