@@ -214,3 +214,51 @@ def test_the_writer_refuses_paths_outside_the_output(tmp_path: Path, relpath: st
 def test_the_writer_writes_inside_the_output(tmp_path: Path) -> None:
     writer.write(tmp_path, "event/a.b/index.html", b"x")
     assert (tmp_path / "event/a.b/index.html").read_bytes() == b"x"
+
+
+# -- writes the calendar could not read back ------------------------------------------------
+def test_a_write_larger_than_a_record_file_may_be_is_refused(content: Path, client,
+                                                             admin: dict) -> None:
+    # 1,020 KB of JSON ("a\\n" a line), under the request limit; the YAML block indents
+    # every line ("  a\n"): 1.36 MB, over the limit of a record file.
+    description = "a\n" * 340_000
+    before = files_and_commits(content)
+    response = client.post(f"{BASE}/events", headers=admin, json={
+        "title": "Long", "start_date": "2027-01-01 10:00:00",
+        "end_date": "2027-01-01 11:00:00", "description": description})
+    assert response.status_code == 413
+    error = response.get_json()
+    assert set(error) == {"code", "message", "data"} and error["data"]["status"] == 413
+    assert "description" in error["message"] and list(error["data"]["params"]) == [
+        "description"]
+    assert files_and_commits(content) == before
+
+
+def test_an_update_that_grows_a_file_too_large_is_refused(content: Path, client,
+                                                          admin: dict) -> None:
+    before = files_and_commits(content)
+    response = client.post(f"{BASE}/venues/45", headers=admin,
+                           json={"description": "x\n" * 340_000})
+    assert response.status_code == 413 and "description" in response.get_json()["message"]
+    assert files_and_commits(content) == before
+    assert client.get(f"{BASE}/venues/45").status_code == 200
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("id: 500\ntitle: [unclosed\n", 501),  # no YAML at all, the id line still counts
+    ("# draft\nid: 500 # mine\ntitle: x\n  bad: indentation\n", 501),
+    (f"id: {2**60}\ntitle: Too big\n", 153),  # never an id: next stays JSON-safe
+    ("title: x\n  nested:\n    id: 900\n", 153),  # not the top-level id
+])
+def test_next_id_skips_ids_held_by_files_that_do_not_load(content: Path, config: dict,
+                                                          admin: dict, text: str,
+                                                          expected: int) -> None:
+    (content / "events/2027/broken.yaml").write_text(text)
+    app = create_app(config)
+    try:
+        response = app.test_client().post(f"{BASE}/tags", headers=admin,
+                                          json={"name": "Fresh"})
+        assert response.status_code == 201, response.get_json()
+        assert response.get_json()["id"] == expected
+    finally:
+        app.extensions["calendar"].close()
