@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import pickle
+import re
 import secrets
 import threading
 from collections import defaultdict
@@ -18,16 +19,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import yamlfile
 from .content import SETTINGS_FILE, ContentTree
 from .parsing import Outcome, parse, parse_data, parse_many
-from .records import Record, line_of
+from .records import Record, line_of, valid_id
 from .resources import EVENTS, RESOURCES
 
 log = logging.getLogger(__name__)
 
 # Bump when Record/Problem or the parsing rules change: old start-up caches are ignored.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 # The start-up cache is a base file plus a small delta of the paths changed since the
 # base was written: rewriting 100k records (~200 MB) per write or catch-up costs
 # seconds, the delta milliseconds. The base is rewritten once the delta grows past this.
@@ -616,14 +616,19 @@ class Catalog:
         return max(used, retired, self._problem_ids()) + 1
 
     def _problem_ids(self) -> int:
+        """The highest id written in a file that does not load. Read from its top-level
+        `id:` line, not by parsing: a file whose YAML is broken still holds its id, and
+        its author will fix the rest. Ids out of range are never handed out anyway."""
         best = 0
         for relpath in self.problems:
             try:
-                raw = yamlfile.load(self.tree.read_bytes(relpath))
-            except (OSError, yamlfile.YamlError):
+                text = self.tree.read_bytes(relpath).decode("utf-8", "replace")
+            except OSError:
                 continue
-            if isinstance(raw.get("id"), int):
-                best = max(best, raw["id"])
+            for match in re.finditer(r"^id[ \t]*:[ \t]*([0-9]{1,20})[ \t]*(?:#.*)?$", text,
+                                     re.MULTILINE):
+                if valid_id(int(match[1])):
+                    best = max(best, int(match[1]))
         return best
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "in_dst_gap",
     "offset_iso",
     "parse_datetime",
+    "representable",
     "to_utc",
     "zone",
 ]
@@ -95,6 +96,24 @@ def zone(name: str) -> tzinfo:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
         raise DateError(f"unknown timezone: {name}") from exc
+
+
+# ---------------------------------------------------------------- the range kept
+
+# The wall times the calendar keeps: years 1000 to 9998. WordPress dates (MySQL
+# DATETIME) start at 1000; ending a year before Python's datetime.max leaves room for
+# what is computed from a date without overflowing: its UTC form (offsets are under a
+# day, so it stays within a day of this range), the next month's grid, an all-day end,
+# feed windows. One rule on the wall time, so a file reads the same whatever the
+# calendar's timezone.
+MIN_KEPT = datetime(1000, 1, 1)
+MAX_KEPT = datetime(9998, 12, 31, 23, 59, 59)
+KEPT_RANGE = "years 1000 to 9998"
+
+
+def representable(local: datetime) -> bool:
+    """True when the calendar can keep (and serve, list, build) this naive wall time."""
+    return MIN_KEPT <= local.replace(tzinfo=None) <= MAX_KEPT
 
 
 # ---------------------------------------------------------------- local <-> UTC

@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from . import dates
+from . import dates, slugs
 from .resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
 
 
@@ -44,6 +44,16 @@ class Record:
     def get(self, name: str, default: object = None) -> object:
         value = self.data.get(name)
         return default if value is None else value
+
+
+# Ids travel as JSON numbers: clients in JavaScript lose precision above 2**53, and
+# the index keeps ids in 64 bits. WordPress ids start at 1.
+MAX_ID = 2**53
+
+
+def valid_id(value: object) -> bool:
+    """True for an integer a record may have as its id (1 to MAX_ID)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ID
 
 
 class RecordError(ValueError):
@@ -99,6 +109,8 @@ def _coerce(field: Field, value: object) -> object:
     if kind == "integer":
         if isinstance(value, bool) or not isinstance(value, int):
             raise RecordError(f"{key}: expected a whole number, got {value!r}", key)
+        if field.name == "id" and not valid_id(value):
+            raise RecordError(f"{key}: {value} is not a whole number from 1 to {MAX_ID}", key)
         return value
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -109,7 +121,11 @@ def _coerce(field: Field, value: object) -> object:
             raise RecordError(f"{key}: expected true or false, got {value!r}", key)
         return value
     if kind == "datetime":
-        return _as_datetime(value, key)
+        when = _as_datetime(value, key)
+        if not dates.representable(when):
+            raise RecordError(f"{key}: {dates.fmt(when)} is outside the dates the calendar "
+                              f"keeps ({dates.KEPT_RANGE})", key)
+        return when
     if kind == "status":
         if value not in STATUSES:
             raise RecordError(f"{key}: {value!r} is not one of {', '.join(STATUSES)}", key)
@@ -143,6 +159,8 @@ def from_file(collection: str, raw: dict, path: str) -> Record:
         data[field.name] = _coerce(field, value)
     stem = path.rsplit("/", 1)[-1].removesuffix(".yaml")
     data.setdefault("slug", stem)
+    if not slugs.is_safe_slug(data["slug"]):  # slugs name files and built pages
+        raise RecordError(slugs.unsafe_slug_message(data["slug"]), "slug")
     for name in ("id", resource.title_field) + resource.required_fields:
         if name not in data:
             raise RecordError(f"missing required key {resource.field(name).yaml_key!r}",

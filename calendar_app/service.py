@@ -228,7 +228,7 @@ class Service:
             raise ApiError(400, "rest_taxonomy_not_hierarchical",
                            "Can not set resource parent, taxonomy is not hierarchical.")
         for f in resource.writable_fields:
-            if f.name not in body and not (f.name == "date" and "date_utc" in body):
+            if f.name not in body:
                 continue
             raw = body.get(f.name)
             try:
@@ -242,7 +242,8 @@ class Service:
         if "date_utc" in body and "date" not in body:
             try:
                 utc = self._parse_date("date_utc", body["date_utc"], dates.zone("UTC"))
-                values["date"] = dates.from_utc(utc, dates.zone(self.site_zone_name))
+                values["date"] = _kept("date", dates.from_utc(
+                    utc, dates.zone(self.site_zone_name)))
             except errors.ApiError as exc:
                 bad.update(exc.data["params"])
         if bad:
@@ -338,7 +339,7 @@ class Service:
         if not isinstance(raw, str):
             raise errors.wrong_type(name, "string")
         try:
-            return dates.parse_datetime(raw, zone, self.clock())
+            return _kept(name, dates.parse_datetime(raw, zone, self.clock()))
         except dates.DateError:
             raise errors.invalid({name: "Invalid parameter."}) from None
 
@@ -688,6 +689,7 @@ class Service:
 
     # -- committing ------------------------------------------------------------
     def _commit(self, write: Write, user: User | None) -> None:
+        _check_sizes(write)
         changes: dict[str, str | None] = {old: None for old, _new in write.renames}
         changes.update(write.texts)
         author = user.git_author if user else "calendar-app <calendar-app@localhost>"
@@ -706,6 +708,30 @@ class Service:
                 self.catalog.add(record)
 
 
+def _check_sizes(write: Write) -> None:
+    """Refuse (413) a file the loader would refuse as too large: it would be committed,
+    then left out at the next read. YAML can outgrow the request that made it (each
+    line of a block is indented), so this is checked on the text, every write here."""
+    limit = yamlfile.MAX_FILE_BYTES
+    for path, text in write.texts.items():
+        if text is None or len(text) <= limit // 4 or len(text.encode("utf-8")) <= limit:
+            continue  # a character is at most 4 bytes: most files need no encoding
+        record = next((r for r in reversed(write.put) if r.path == path), None)
+        name = _largest_field(record) if record is not None else ""
+        what = record.resource.singular if record is not None else "record"
+        raise ApiError(413, "rest_record_too_large",
+                       f"The {what} would be saved as a file larger than {limit} bytes"
+                       + (f"; {name} is too long." if name else "."),
+                       params={name: f"{name} is too long."} if name else {})
+
+
+def _largest_field(record: Record) -> str:
+    """The field of a record that takes the most room in its file."""
+    def size(value: object) -> int:
+        return sum(map(size, value)) if isinstance(value, list) else len(str(value))
+    return max(record.data, key=lambda name: size(record.data[name]), default="")
+
+
 def term_capability(resource: Resource) -> str:
     """Categories need the right to publish events; tags the right to manage terms."""
     return "publish" if resource.hierarchical else "manage_terms"
@@ -715,6 +741,13 @@ def _digits(text: str) -> bool:
     """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
     return text.isascii() and text.isdigit() and len(text) < 19
 
+
+
+def _kept(name: str, local: dt.datetime) -> dt.datetime:
+    """`local`, if the calendar can keep it (else files it could not read back)."""
+    if not dates.representable(local):
+        raise errors.invalid({name: f"{name} must be within {dates.KEPT_RANGE}."})
+    return local
 
 
 def _cost_value(raw: object) -> object:

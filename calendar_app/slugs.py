@@ -11,7 +11,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-__all__ = ["MAX_LENGTH", "RESERVED", "is_safe_slug", "sanitize_title", "unique_slug"]
+__all__ = ["MAX_LENGTH", "RESERVED", "is_safe_slug", "sanitize_title", "unique_slug",
+           "unsafe_slug_message"]
 
 # WordPress stores post_name in a varchar(200).
 MAX_LENGTH = 200
@@ -95,3 +96,9 @@ def is_safe_slug(slug: str) -> bool:
         and not slug.startswith(".")
         and ".." not in slug
     )
+
+
+def unsafe_slug_message(slug: object) -> str:
+    """Why `is_safe_slug` refuses `slug`, in the words of the loader and of `check`."""
+    return (f"slug {slug!r} is not a valid slug: only a-z, 0-9, '-', '_' and '.', "
+            f"1 to {MAX_LENGTH} characters, not starting with '.' nor holding '..'")

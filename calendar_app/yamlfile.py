@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import yaml
 from ruamel.yaml import YAML
@@ -21,7 +21,7 @@ from . import simpleyaml
 MAX_FILE_BYTES = 1 << 20  # a record file above 1 MiB is refused unread
 MAX_DEPTH = 20
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class YamlError(ValueError):
@@ -32,6 +32,37 @@ class YamlError(ValueError):
         self.message = message
         self.line = line
         self.column = column
+
+
+class _Unreadable:
+    """Stands for a value YAML recognises but cannot build (`2027-02-30 10:00:00`, a
+    5,000-digit number): the rest of the document is still built, and the value's
+    place is known for the report."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: YamlError) -> None:
+        self.error = error
+
+
+def _lenient(construct: Callable) -> Callable:
+    def build(loader: yaml.BaseLoader, node: yaml.ScalarNode) -> object:
+        try:
+            return construct(loader, node)
+        except (ValueError, OverflowError) as exc:
+            shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            return _Unreadable(YamlError(f"{shown!r} cannot be read: {str(exc)[:120]}",
+                                         node.start_mark.line + 1, node.start_mark.column + 1))
+    return build
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    pass
+
+
+for _name in ("int", "float", "timestamp"):
+    _tag = f"tag:yaml.org,2002:{_name}"
+    _Loader.add_constructor(_tag, _lenient(_BaseLoader.yaml_constructors[_tag]))
 
 
 def _depth(value: object, level: int = 0) -> int:
@@ -45,7 +76,36 @@ def _depth(value: object, level: int = 0) -> int:
 
 
 def load(data: bytes) -> dict:
-    """Parse one record file. Refuses aliases (YAML bombs), tags, NULs, deep nesting."""
+    """Parse one record file. Refuses aliases (YAML bombs), tags, NULs, deep nesting,
+    and values that cannot be built (the first one, with its line and column)."""
+    value, unreadable = load_partial(data)
+    if unreadable:
+        raise unreadable[0][1]
+    return value
+
+
+def load_partial(data: bytes) -> tuple[dict, list[tuple[str, YamlError]]]:
+    """Like `load`, but a top-level key whose value cannot be built is left out and
+    reported as (key, error) instead, so a check can go on with the rest of the file."""
+    value = _load(data)
+    bad = {k: u for k, v in value.items() if (u := _first_unreadable([k, v])) is not None}
+    for key in bad:
+        del value[key]
+    return value, [("" if isinstance(k, _Unreadable) else str(k), u.error)
+                   for k, u in bad.items()]
+
+
+def _first_unreadable(value: object) -> _Unreadable | None:
+    if isinstance(value, _Unreadable):
+        return value
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        return next((u for v in value if (u := _first_unreadable(v)) is not None), None)
+    return None
+
+
+def _load(data: bytes) -> dict:
     if len(data) > MAX_FILE_BYTES:
         raise YamlError(f"file is larger than {MAX_FILE_BYTES} bytes")
     try:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .. import dates, yamlfile
 from ..catalog import EVENT_LINKS
-from ..records import Record
+from ..records import Record, valid_id
 from ..resources import RESOURCES
 from .findings import ERROR, WARNING, Finding, key_line, value_line
 from .snapshot import Snapshot
@@ -27,8 +27,9 @@ class TreeResult:
         return [r.record for r in self.files.values() if r.record is not None]
 
     def ids(self) -> set[int]:
-        """Every id written in the tree, valid records or not (never hand these out)."""
-        return {r.raw_id for r in self.files.values() if r.raw_id is not None}
+        """Every id written in the tree, valid records or not (never hand these out);
+        ids out of range are left out, as no new id can ever take them."""
+        return {r.raw_id for r in self.files.values() if valid_id(r.raw_id)}
 
 
 class ParseCache:
@@ -137,7 +138,9 @@ def _links(out: TreeResult, texts: _Texts) -> None:
     index: dict[str, dict[str, Record]] = defaultdict(dict)
     for record in out.records:
         index[record.collection][record.slug] = record
-    for record in out.records:
+    # Invalid files too: a broken date must not hide a broken link next to it.
+    partial = [r.partial for r in out.files.values() if r.partial is not None]
+    for record in [*out.records, *partial]:
         for key, collection, slug in _link_targets(record):
             target = index[collection].get(slug)
             singular = RESOURCES[collection].singular

@@ -24,6 +24,8 @@ class FileResult:
     record: Record | None = None
     raw_id: int | None = None  # the id written in the file, even when the record is invalid
     raw_slug: str | None = None
+    # What could be read of an invalid file, so its links are still checked.
+    partial: Record | None = None
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -64,7 +66,7 @@ def check_file(collection: str, path: str, data: bytes, site_zone: str) -> FileR
     c = _Collector(path, data)
     out.findings = c.findings
     try:
-        raw = yamlfile.load(data)
+        raw, unreadable = yamlfile.load_partial(data)
     except yamlfile.YamlError as exc:
         c.add(ERROR, "yaml-syntax", exc.message, line=exc.line, column=exc.column)
         return out
@@ -72,18 +74,30 @@ def check_file(collection: str, path: str, data: bytes, site_zone: str) -> FileR
         out.raw_id = raw["id"]
     stem = path.rsplit("/", 1)[-1].removesuffix(".yaml")
     out.raw_slug = str(raw["slug"]) if isinstance(raw.get("slug"), str | int) else stem
+    by_key = {f.yaml_key: f for f in yaml_fields(RESOURCES[collection])}
+    for key, err in unreadable:
+        kind = by_key[key].type if key in by_key else ""
+        c.add(ERROR, "invalid-date" if kind == "datetime" else "invalid-value",
+              f"{key}: {err.message}" if key else err.message, line=err.line,
+              column=err.column)
     try:
+        if unreadable:  # the loader refuses the file: diagnose the rest of it
+            raise RecordError(unreadable[0][1].message, unreadable[0][0])
         record = records.from_file(collection, raw, path)
     except RecordError as exc:
-        _diagnose(collection, raw, c, exc)
+        values = _diagnose(collection, raw, c, exc, {k for k, _ in unreadable},
+                           out.raw_slug)
+        out.partial = Record(collection, {**values, "slug": out.raw_slug}, path)
         return out
     out.record = record
     _check_record(record, stem, site_zone, raw, c)
     return out
 
 
-def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError) -> None:
-    """Every problem of a file `from_file` refused (it stops at the first one)."""
+def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
+              unreadable: set[str], slug: str) -> dict:
+    """Every problem of a file `from_file` refused (it stops at the first one); returns
+    the values that are valid, by field name. Keys in `unreadable` are reported."""
     resource = RESOURCES[collection]
     by_key = {f.yaml_key: f for f in yaml_fields(resource)}
     aliases = _aliases(resource)
@@ -100,32 +114,30 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError) -> No
             continue
         try:
             # The app's own per-field coercion, so check and the interface agree.
-            values[key] = records._coerce(field_, value)
+            values[field_.name] = records._coerce(field_, value)
         except RecordError as err:
             code = {"datetime": "invalid-date", "timezone": "unknown-timezone"}.get(
                 field_.type, "wrong-type")
             c.add(ERROR, code, err.message, key=key)
     for name in dict.fromkeys(("id", resource.title_field, *resource.required_fields)):
         key = resource.field(name).yaml_key
-        if raw.get(key) is None:
+        if raw.get(key) is None and key not in unreadable:
             c.add(ERROR, "missing-key", f"missing required key {key!r}", line=1)
+    if not slugs.is_safe_slug(slug):
+        c.add(ERROR, "bad-slug", slugs.unsafe_slug_message(slug), key="slug")
     start, end = values.get("start_date"), values.get("end_date")
     if collection == "events" and start and end and end < start:
         c.add(ERROR, "end-before-start",
               f"end_date {dates.fmt(end)} is before start_date {dates.fmt(start)}",
               key="end_date")
-    if len(c.findings) == before:  # a rule this diagnosis does not know yet
+    if len(c.findings) == before and not unreadable:  # a rule not diagnosed here yet
         c.add(ERROR, "invalid-record", exc.message, key=exc.key)
+    return values
 
 
 def _check_record(record: Record, stem: str, site_zone: str, raw: dict,
                   c: _Collector) -> None:
-    if record.id <= 0:
-        c.add(ERROR, "wrong-type", f"id: {record.id} is not a positive whole number", key="id")
-    if not slugs.is_safe_slug(record.slug):
-        c.add(ERROR, "bad-slug", f"slug {record.slug!r} may only use a-z, 0-9, '-', '_' "
-              "and '.'", key="slug")
-    elif record.slug != stem:
+    if record.slug != stem:
         c.add(ERROR, "file-name", f"file name {stem + '.yaml'!r} does not match slug "
               f"{record.slug!r} (rename it to {record.slug + '.yaml'!r})", key="slug")
     if record.collection == "events":

@@ -54,12 +54,14 @@ class Report:
     removed: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # outputs outside the output folder
     seconds: float = 0.0
 
     def summary(self) -> str:
+        refused = f", {len(self.refused)} refused" if self.refused else ""
         return (f"{len(self.written)} written, {self.skipped + self.unchanged} skipped "
-                f"({self.unchanged} re-rendered unchanged), {len(self.removed)} removed, "
-                f"{len(self.problems)} problem(s) in {self.seconds:.2f} s")
+                f"({self.unchanged} re-rendered unchanged), {len(self.removed)} removed"
+                f"{refused}, {len(self.problems)} problem(s) in {self.seconds:.2f} s")
 
 
 # Fields whose change shows in an event's own outputs and the lists that carry it,
@@ -170,6 +172,11 @@ class Builder:
             if output.path in seen:
                 log.warning("two outputs at %s; keeping the first", output.path)
                 continue
+            try:
+                paths.contained(output.path)
+            except paths.OutsideOutput as exc:  # the writer would refuse it too
+                report.refused.append(str(exc))
+                continue
             seen.add(output.path)
             sig = signature(output, fingerprints, common)
             old = previous.get(output.path)
@@ -216,7 +223,11 @@ class Builder:
             current[output.path] = [sig, digest]
         progress.close()
         for path in sorted(set(previous) - set(current)) if full else ():
-            writer.remove(self.out, path)
+            try:
+                writer.remove(self.out, path)
+            except paths.OutsideOutput as exc:  # a manifest edited by hand
+                report.refused.append(str(exc))
+                continue
             report.removed.append(path)
         self.out.mkdir(parents=True, exist_ok=True)
         if current != previous or not (self.out / manifest.NAME).exists():

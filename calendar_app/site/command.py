@@ -42,6 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def report_to(report: Report, content: Path, strict: bool) -> int:
     print_problems(report, content)
     print(report.summary(), file=sys.stderr)
+    if report.refused:  # never a site with a page written elsewhere, strict or not
+        for message in report.refused:
+            print(f"error: {message}", file=sys.stderr)
+        return 1
     if strict and report.problems:
         print(f"error: {len(report.problems)} invalid record(s) (--strict)", file=sys.stderr)
         return 1

@@ -26,6 +26,26 @@ NOT_FOUND = "404.html"
 REST_DIR = "wp-json/tribe/events/v1/"
 
 
+class OutsideOutput(ValueError):
+    """An output path that would be written outside the output folder."""
+
+
+def contained(relpath: str) -> str:
+    """`relpath`, once sure that it names a file inside the output folder.
+
+    Output paths are made from slugs and media paths, which come from files anyone
+    may edit: one that is absolute, steps up (`..`), names the folder itself or holds
+    a NUL is refused. The check is on the text (every output pays for it, so no
+    system call): the builder never makes symbolic links in the output folder, and the
+    folder itself is resolved once.
+    """
+    if (not relpath or relpath[0] == "/" or "\0" in relpath
+            or ".." in relpath and ".." in relpath.split("/")
+            or posixpath.normpath(relpath) == "."):
+        raise OutsideOutput(f"refused to write {relpath!r}: it is outside the output folder")
+    return relpath
+
+
 def page(folder: str) -> str:
     """The file of a page folder: `event/x/` -> `event/x/index.html`."""
     return folder + "index.html" if folder.endswith("/") or not folder else folder

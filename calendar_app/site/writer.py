@@ -1,5 +1,5 @@
 """Writing outputs: only when the bytes differ, never half a file over a served one,
-and removing stale ones.
+and removing stale ones; never outside the output folder (`paths.contained`).
 
 Paths are plain strings here: pathlib's joins cost a fifth of writing a 47,000-file
 site.
@@ -12,6 +12,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
+
+from .paths import contained
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 T = TypeVar("T")
@@ -40,7 +42,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def write(out: Path, relpath: str, data: bytes) -> None:
-    target = f"{os.fspath(out)}/{relpath}"
+    target = f"{os.fspath(out)}/{contained(relpath)}"
     try:
         # A new file is written in place: no page was served there before (a full
         # build into an empty folder skips 47,000 renames).
@@ -67,8 +69,8 @@ def write(out: Path, relpath: str, data: bytes) -> None:
 def link(out: Path, source: str, relpath: str) -> bool:
     """`relpath` as a hard link to the output `source` (same bytes, one copy on disk);
     False where the file system has no hard links (or `source` is gone)."""
-    target = f"{os.fspath(out)}/{relpath}"
-    source = f"{os.fspath(out)}/{source}"
+    target = f"{os.fspath(out)}/{contained(relpath)}"
+    source = f"{os.fspath(out)}/{contained(source)}"
     try:
         _in_folder(target, lambda: os.link(source, target))
         return True
@@ -93,7 +95,7 @@ def _temp_name(target: str) -> str:
 
 
 def remove(out: Path, relpath: str) -> None:
-    target = out / relpath
+    target = out / contained(relpath)
     with contextlib.suppress(FileNotFoundError):
         target.unlink()
     # Drop folders left empty (an event page's folder), never the output root.
