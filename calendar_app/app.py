@@ -18,11 +18,11 @@ from .catalog import Catalog
 from .content import ContentTree
 from .index import CalendarIndex
 from .service import Service
+from .starter import BUNDLED_CONTENT, ensure_demo  # noqa: F401  (BUNDLED_CONTENT: re-exported)
 from .users import UserStore
 from .watcher import Journal, Watcher
 
 log = logging.getLogger(__name__)
-BUNDLED_CONTENT = Path(__file__).resolve().parent.parent / "content"
 DEFAULT_BASE_PATH = "/wp-json/tribe/events/v1"
 
 
@@ -109,7 +109,7 @@ def create_app(config: dict | None = None) -> Flask:
     unless TESTING, where `calendar.index.flush()` writes it)."""
     app = Flask(__name__)
     app.config.update(
-        CONTENT_DIR=str(BUNDLED_CONTENT),
+        CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
         USERS_FILE=None,
         CACHE_DIR=None,
         BASE_PATH=DEFAULT_BASE_PATH,
@@ -123,8 +123,9 @@ def create_app(config: dict | None = None) -> Flask:
     testing = bool(app.config.get("TESTING"))
     watch = app.config.get("WATCH")
     background = app.config.get("INDEX_IN_BACKGROUND")
+    content = Path(app.config["CONTENT_DIR"] or ensure_demo()[0])
     calendar = open_calendar(
-        Path(app.config["CONTENT_DIR"]), users_file, Path(cache) if cache else None,
+        content, users_file, Path(cache) if cache else None,
         app.config["NOW"], watch=not testing if watch is None else bool(watch),
         index_in_background=not testing if background is None else bool(background))
     app.extensions["calendar"] = calendar

@@ -6,10 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from .app import BUNDLED_CONTENT, default_users_file
+from .app import default_users_file
 from .editorial import register as register_editorial
 from .index import register as register_index
 from .site import register as register_site
+from .starter import StarterError, serving_content
+from .starter import register as register_starter
 from .users import ROLES, UserStore
 
 
@@ -19,19 +21,24 @@ def _users_arg(parser: argparse.ArgumentParser) -> None:
                              "~/.config/calendar-app/users.yaml)")
 
 
-def _content_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--content", type=Path, default=BUNDLED_CONTENT,
-                        help="content tree (default: the bundled sample calendar)")
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
 
-    app = create_app({"CONTENT_DIR": str(args.content),
+    try:
+        content, made = serving_content(args.content)
+    except StarterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if made:
+        print(f"Made a demo calendar from the bundled sample in {content} (a git "
+              "repository: every change made through the interface is a commit there).")
+    app = create_app({"CONTENT_DIR": str(content),
                       "USERS_FILE": str(args.users or default_users_file())})
     from werkzeug.serving import run_simple
 
-    print(f"Serving {args.content} at http://{args.host}:{args.port}/wp-json/tribe/events/v1/")
+    print(f"Calendar: {content}")
+    print(f"Serving at http://{args.host}:{args.port}/wp-json/tribe/events/v1/")
+    print("Press Ctrl-C to stop.", flush=True)
     run_simple(args.host, args.port, app, threaded=True, use_reloader=False)
     return 0
 
@@ -67,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the HTTP interface",
                            description="Serve the calendar's HTTP interface (development "
                                        "server; see the README for gunicorn).")
-    _content_arg(serve)
+    serve.add_argument("--content", type=Path, default=None,
+                       help="content tree (default: $CALENDAR_CONTENT, else a demo calendar "
+                            "made from the bundled sample in ~/.local/share/calendar-app/demo)")
     _users_arg(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -89,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("name")
     _users_arg(rm)
     users.set_defaults(func=cmd_users)
+    register_starter(sub)  # init
     register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
     register_index(sub)  # reindex
     register_site(sub)  # build
