@@ -14,6 +14,7 @@ from pathlib import Path
 from flask import Flask
 
 from . import clock as clocks
+from . import firstseen
 from .catalog import Catalog
 from .content import ContentTree
 from .index import CalendarIndex
@@ -93,6 +94,7 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
         log.warning("finished a write interrupted by a crash: %s", recovered.splitlines()[0])
     catalog = Catalog(tree)
     catalog.load(cache_dir / "catalog.pickle")
+    firstseen.load(tree.root, cache_dir)  # `date` of records whose file gives none
     index = CalendarIndex(catalog, cache_dir, background=index_in_background)
     index.cache_file = cache_dir / "catalog.pickle"
     journal = Journal(cache_dir / "journal", catalog)
