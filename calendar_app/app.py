@@ -7,12 +7,8 @@ from pathlib import Path
 
 from flask import Flask
 
-from .wiring import (
-    BUNDLED_CONTENT,
-    DEFAULT_BASE_PATH,
-    default_users_file,
-    open_calendar,
-)
+from .starter import ensure_demo
+from .wiring import DEFAULT_BASE_PATH, default_users_file, open_calendar
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -22,7 +18,7 @@ def create_app(config: dict | None = None) -> Flask:
     unless TESTING, where `calendar.index.flush()` writes it)."""
     app = Flask(__name__)
     app.config.update(
-        CONTENT_DIR=str(BUNDLED_CONTENT),
+        CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
         USERS_FILE=None,
         CACHE_DIR=None,
         BASE_PATH=DEFAULT_BASE_PATH,
@@ -36,8 +32,9 @@ def create_app(config: dict | None = None) -> Flask:
     testing = bool(app.config.get("TESTING"))
     watch = app.config.get("WATCH")
     background = app.config.get("INDEX_IN_BACKGROUND")
+    content = Path(app.config["CONTENT_DIR"] or ensure_demo()[0])
     calendar = open_calendar(
-        Path(app.config["CONTENT_DIR"]), users_file, Path(cache) if cache else None,
+        content, users_file, Path(cache) if cache else None,
         app.config["NOW"], watch=not testing if watch is None else bool(watch),
         index_in_background=not testing if background is None else bool(background))
     app.extensions["calendar"] = calendar

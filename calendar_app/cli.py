@@ -12,8 +12,10 @@ from .content import ContentTree
 from .editorial import register as register_editorial
 from .index import TextIndex
 from .site import register as register_site
+from .starter import StarterError, serving_content
+from .starter import register as register_starter
 from .users import ROLES, UserStore
-from .wiring import BUNDLED_CONTENT, default_cache_dir, default_users_file
+from .wiring import default_cache_dir, default_users_file
 
 
 def _users_arg(parser: argparse.ArgumentParser) -> None:
@@ -22,19 +24,24 @@ def _users_arg(parser: argparse.ArgumentParser) -> None:
                              "~/.config/calendar-app/users.yaml)")
 
 
-def _content_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--content", type=Path, default=BUNDLED_CONTENT,
-                        help="content tree (default: the bundled sample calendar)")
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
 
-    app = create_app({"CONTENT_DIR": str(args.content),
+    try:
+        content, made = serving_content(args.content)
+    except StarterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if made:
+        print(f"Made a demo calendar from the bundled sample in {content} (a git "
+              "repository: every change made through the interface is a commit there).")
+    app = create_app({"CONTENT_DIR": str(content),
                       "USERS_FILE": str(args.users or default_users_file())})
     from werkzeug.serving import run_simple
 
-    print(f"Serving {args.content} at http://{args.host}:{args.port}/wp-json/tribe/events/v1/")
+    print(f"Calendar: {content}")
+    print(f"Serving at http://{args.host}:{args.port}/wp-json/tribe/events/v1/")
+    print("Press Ctrl-C to stop.", flush=True)
     run_simple(args.host, args.port, app, threaded=True, use_reloader=False)
     return 0
 
@@ -62,9 +69,14 @@ def cmd_users(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir(args.content)
+    try:
+        content, _made = serving_content(args.content)
+    except StarterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir(content)
     t0 = time.perf_counter()
-    catalog = Catalog(ContentTree(args.content, cache_dir / "write.lock"))
+    catalog = Catalog(ContentTree(content, cache_dir / "write.lock"))
     catalog.load(cache_dir / "catalog.pickle")
     t1 = time.perf_counter()
     count = TextIndex(cache_dir).rebuild(catalog)
@@ -85,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the HTTP interface",
                            description="Serve the calendar's HTTP interface (development "
                                        "server; see the README for gunicorn).")
-    _content_arg(serve)
+    serve.add_argument("--content", type=Path, default=None,
+                       help="content tree (default: $CALENDAR_CONTENT, else a demo calendar "
+                            "made from the bundled sample in ~/.local/share/calendar-app/demo)")
     _users_arg(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -107,11 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
     rm.add_argument("name")
     _users_arg(rm)
     users.set_defaults(func=cmd_users)
+    register_starter(sub)  # init
     reindex = sub.add_parser(
         "reindex", help="rebuild the search index from scratch",
         description="Re-read the content tree and rebuild the Whoosh index in the cache "
                     "folder from scratch.")
-    _content_arg(reindex)
+    reindex.add_argument("--content", type=Path, default=None,
+                         help="content tree (default: as serve picks it)")
     reindex.add_argument("--cache-dir", default=None,
                          help="cache folder (default: next to the content tree)")
     reindex.set_defaults(func=cmd_reindex)

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from . import cost, dates, markup
+from . import cost, dates, firstseen, markup
 from .catalog import Catalog
 from .records import Record, stateprovince
 from .service import readable_by_anyone
@@ -73,9 +73,15 @@ class Representer:
         gid = f"{self.global_origin}?id={record.id}"
         return {"global_id": gid, "global_id_lineage": [gid]}
 
+    def published(self, record: Record, site_zone: dt.tzinfo) -> dt.datetime:
+        """`date`, by default the file's first commit (content-format.md)."""
+        return (record.get("date")
+                or firstseen.of(self.catalog.tree.root).local(record.path, site_zone)
+                or record.get("modified") or dt.datetime(1970, 1, 1))
+
     def _post_head(self, record: Record) -> dict:
         site_zone = dates.zone(str(self.settings.get("timezone") or "UTC"))
-        date = record.get("date") or record.get("modified") or dt.datetime(1970, 1, 1)
+        date = self.published(record, site_zone)
         modified = record.get("modified") or date
         draft = record.status in ("draft", "pending") and not record.get("date")
         return {
@@ -321,15 +327,15 @@ class Representer:
             ld["organizer"] = self.organizer_json_ld(organizers[0])
         price = cost.lowest_price(record.get("cost"))
         if price is not None:
+            site_zone = dates.zone(str(self.settings.get("timezone") or "UTC"))
             ld["offers"] = {"@type": "Offer", "price": price,
                             "priceCurrency": record.get("currency_code") or self.settings.get(
                                 "currency_code", "USD"),
                             "url": self.url(record), "category": "primary",
                             "availability": "inStock",
                             "validFrom": dates.offset_iso(
-                                (record.get("date") or start).replace(hour=0, minute=0,
-                                                                      second=0),
-                                dates.zone(str(self.settings.get("timezone") or "UTC")))}
+                                self.published(record, site_zone).replace(
+                                    hour=0, minute=0, second=0), site_zone)}
         ld["performer"] = "Organization"
         return ld
 

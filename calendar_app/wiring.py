@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import clock as clocks
+from . import firstseen
 from .catalog import Catalog
 from .content import ContentTree
 from .index import CalendarIndex
 from .service import Service
+from .starter import BUNDLED_CONTENT  # noqa: F401  (the sample: importers find it here)
 from .users import UserStore
 from .watcher import Journal, Watcher, follow_catalog
 
 log = logging.getLogger(__name__)
-BUNDLED_CONTENT = Path(__file__).resolve().parent.parent / "content"
 DEFAULT_BASE_PATH = "/wp-json/tribe/events/v1"
 
 
@@ -92,6 +93,7 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
         log.warning("finished a write interrupted by a crash: %s", recovered.splitlines()[0])
     catalog = Catalog(tree)
     catalog.load(cache_dir / "catalog.pickle")
+    firstseen.load(tree.root, cache_dir)  # `date` of records whose file gives none
     index = CalendarIndex(catalog, cache_dir, background=index_in_background)
     index.cache_file = cache_dir / "catalog.pickle"
     journal = Journal(cache_dir / "journal", catalog)

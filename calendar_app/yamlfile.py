@@ -14,7 +14,11 @@ from collections.abc import Callable, Sequence
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
+from ruamel.yaml.scalarstring import (
+    DoubleQuotedScalarString,
+    LiteralScalarString,
+    SingleQuotedScalarString,
+)
 
 from . import simpleyaml
 
@@ -261,9 +265,15 @@ def _reads_as_other_type(value: str) -> bool:
     return _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) != "tag:yaml.org,2002:str"
 
 
-def _rt_value(value: object) -> object:
-    if isinstance(value, str) and (_SPECIAL.search(value) or _reads_as_other_type(value)):
+def _rt_value(value: object, replaced: object = None) -> object:
+    if isinstance(value, str) and _SPECIAL.search(value):
         return DoubleQuotedScalarString(value)  # escaped, whatever style the key had
+    if isinstance(value, str) and _reads_as_other_type(value):
+        # Single quotes, as the canonical form (`dump`) has them, so an edit of a
+        # canonical file stays canonical; double if the value replaced had them.
+        if isinstance(replaced, DoubleQuotedScalarString):
+            return DoubleQuotedScalarString(value)
+        return SingleQuotedScalarString(value)
     if isinstance(value, str) and "\n" in value.strip("\n"):
         return LiteralScalarString(value.rstrip("\n") + "\n")
     if isinstance(value, list):
@@ -307,7 +317,7 @@ def edit(text: str, changes: dict, order: Sequence[str]) -> str:
         elif key in doc and isinstance(doc[key], CommentedSeq) and isinstance(value, list):
             _replace_items(doc[key], value)
         elif key in doc:
-            doc[key] = _rt_value(value)
+            doc[key] = _rt_value(value, doc[key])
         else:
             keys = list(doc.keys())
             pos = sum(1 for k in keys if rank.get(k, len(rank)) < rank.get(key, len(rank)))

@@ -144,7 +144,7 @@ def test_retired_id_and_stray_file(tree: Path, capsys) -> None:
 
 def test_unquoted_number_warning(tree: Path, capsys) -> None:
     venue = tree / "venues" / "the-blue-lantern.yaml"
-    venue.write_text(venue.read_text().replace('zip: "92501"', "zip: 01234"))
+    venue.write_text(venue.read_text().replace("zip: '92501'", "zip: 01234"))
     _, report = run_check(tree, capsys)
     assert (11, "warning", "unquoted-number") in found(report, "the-blue-lantern.yaml")
 
@@ -167,6 +167,8 @@ def test_human_format_groups_by_file_without_colour(tree: Path, capsys) -> None:
 
 
 def test_canonical_option_reports_unformatted_files(tree: Path, capsys) -> None:
+    venue = tree / "venues" / "the-blue-lantern.yaml"  # the sample is canonical: undo that
+    venue.write_text(venue.read_text().replace("zip: '92501'", 'zip: "92501"'))
     _, report = run_check(tree, capsys, "--canonical")
     assert any(f["code"] == "not-canonical" for f in report["findings"])
     assert main(["fmt", str(tree)]) == 0

@@ -231,7 +231,7 @@ def test_edit_quotes_text_that_yaml_1_1_reads_as_another_type(text: str) -> None
     edited = yamlfile.edit("id: 1\ncost: x\ntags:\n  - a\n",
                            {"cost": text, "tags": [text, "b"]}, ["id", "cost", "tags"])
     assert yamlfile.load(edited.encode()) == {"id": 1, "cost": text, "tags": [text, "b"]}
-    assert f'cost: "{text}"' in edited
+    assert f"cost: '{text}'" in edited  # single quotes, as the canonical form has them
 
 
 # -- hostile record files ----------------------------------------------------------------

@@ -17,6 +17,7 @@ import yaml
 from conftest import BASE, git
 
 from calendar_app import create_app
+from calendar_app.editorial.fmt import canonical_text
 
 JAZZ_NIGHT = 106
 JAZZ_NIGHT_FILE = "events/2027/jazz-night-january-2027.yaml"
@@ -173,12 +174,14 @@ def test_update_changes_only_touched_lines(client, admin, content):
     assert response.status_code == 200
     assert changed_lines(content) == [
         "-modified: 2026-09-12 18:18:00", "+modified: 2026-11-21 04:00:00",
-        '-cost: "15"', '+cost: "20"',
+        "-cost: '15'", "+cost: '20'",
     ]
     text = (content / JAZZ_NIGHT_FILE).read_text()
     assert "# Tickets go on sale in January\n" in text
-    assert text == original.replace('cost: "15"', 'cost: "20"').replace(
+    assert text == original.replace("cost: '15'", "cost: '20'").replace(
         "modified: 2026-09-12 18:18:00", "modified: 2026-11-21 04:00:00")
+    # The sample is canonical, and an edit through the interface keeps it so.
+    assert canonical_text("events", JAZZ_NIGHT_FILE, text.encode()) == text
 
 
 def test_update_adding_a_key_inserts_it_in_description_order(client, admin, content):
@@ -188,7 +191,7 @@ def test_update_adding_a_key_inserts_it_in_description_order(client, admin, cont
     lines = (content / JAZZ_NIGHT_FILE).read_text().splitlines()
     # after cost, before image (content-format.md key order)
     i = lines.index("website: https://jazz.example.org/january")
-    assert lines[i - 1] == 'cost: "15"'
+    assert lines[i - 1] == "cost: '15'"
     assert lines[i + 1] == "image: media/jazz-night.png"
     assert changed_lines(content) == [
         "-modified: 2026-09-12 18:18:00", "+modified: 2026-11-21 04:00:00",
@@ -205,6 +208,19 @@ def test_update_of_a_list_keeps_the_file_style(client, admin, content):
         "-  - 21-plus",
     ]
     assert "# Tickets go on sale in January" in (content / JAZZ_NIGHT_FILE).read_text()
+
+
+def test_update_keeps_a_hand_written_quote_style(content, config, auth):
+    path = content / "events" / "quoted.yaml"
+    path.write_text('id: 9002\ntitle: "Quoted"\nstart_date: 2027-03-05 19:00\n'
+                    'end_date: 2027-03-05 21:00\ncost: "15"\n')
+    git(content.parent, "add", "-A")
+    git(content.parent, "commit", "-q", "-m", "hand-written")
+    client = create_app(config).test_client()
+    response = client.patch(f"{BASE}/events/9002", headers=auth("editor"), json={"cost": "20"})
+    assert response.status_code == 200
+    assert [line for line in changed_lines(content) if "cost" in line] == [
+        '-cost: "15"', '+cost: "20"']
 
 
 def test_update_of_terse_hand_written_file(tmp_path, content, config, auth):
