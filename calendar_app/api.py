@@ -343,9 +343,8 @@ def _single(resource: Resource, record_id: int | None = None, slug: str | None =
     record = _write_target(resource, body, user, record_id, slug)
     precondition = _if_match(rep) if "If-Match" in request.headers else None
     if request.method == "DELETE":
-        force = str(body.get("force", "")).lower() in ("1", "true", "yes")
         before = rep.represent(record) if resource.is_term else None
-        result = service.delete(record, user, force, precondition)
+        result = service.delete(record, user, precondition)  # `force` is ignored
         return respond(before if before is not None else rep.represent(result))
     updated = service.update(record, body, user, precondition)
     if resource.is_term:

@@ -10,6 +10,7 @@ from .app import BUNDLED_CONTENT, default_users_file
 from .editorial import register as register_editorial
 from .index import register as register_index
 from .site import register as register_site
+from .trash import register as register_trash
 from .users import ROLES, UserStore
 
 
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
     register_index(sub)  # reindex
     register_site(sub)  # build
+    register_trash(sub)  # empty-trash
     return parser
 
 

@@ -7,6 +7,7 @@ Nothing here knows about HTTP or validation; it moves bytes and commits.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import fcntl
 import functools
 import json
@@ -322,6 +323,17 @@ class ContentTree:
         self._git("commit", "-q", "--no-verify", "--author", author, "-m", message,
                   "--", *known)
         return self._git("rev-parse", "HEAD").strip()
+
+    def committed_at(self, relpath: str) -> dt.datetime | None:
+        """When this file was last changed in a commit (aware, UTC); None when it was
+        never committed or has uncommitted changes (its last change is now)."""
+        if self.git_root is None:
+            return None
+        path = self._repo_paths([relpath])[0]
+        if self._git("status", "--porcelain", "--", path).strip():
+            return None
+        stamp = self._git("log", "-1", "--format=%ct", "--", path).strip()
+        return dt.datetime.fromtimestamp(int(stamp), dt.UTC) if stamp else None
 
     def _unstage(self, relpaths: list[str]) -> None:
         """After a failed write: leave git's index as it was for these paths."""

@@ -156,30 +156,57 @@ class Service:
             self._commit(write, user)
         return updated
 
-    def delete(self, record: Record, user: User | None, force: bool,
+    def delete(self, record: Record, user: User | None,
                precondition: Precondition | None = None) -> Record:
-        """Trash (events, venues, organizers) or remove; returns the record as answered."""
+        """Trash (events, venues, organizers) or remove (terms); returns the record as
+        answered. As the plugin, there is no permanent delete of the trashable types
+        over HTTP, whatever a `force` parameter says: its clients send force=true and
+        read the record back in the trash. Removing them for good is `empty-trash`."""
         resource = record.resource
         self._check_write_permission(resource, user, record, "delete")
         with self._writing():
             current = self._current(record, precondition)
-            if resource.trashable and current.status == "trash" and not force:
-                raise ApiError(410, f"{resource.singular}-is-in-trash",
-                               f"The {resource.singular} is already trashed")
             write = Write("")
-            if resource.trashable and not force:
+            if resource.trashable:
+                if current.status == "trash":
+                    raise ApiError(410, f"{resource.singular}-is-in-trash",
+                                   f"The {resource.singular} is already trashed")
                 values = {"status": "trash"}
                 result = self._apply_update(current, values, user, write, trashing=True)
                 write.message = f'{resource.name}: trash "{current.name}" (#{current.id})'
             else:
                 result = current
-                self._unlink_everywhere(current, write)
-                write.texts[current.path] = None
-                write.drop.append(current)
-                write.retire.append(current.id)
+                self._stage_removal(current, write)
                 write.message = f'{resource.name}: delete "{current.name}" (#{current.id})'
             self._commit(write, user)
         return result
+
+    def remove_for_good(self, records: list[Record],
+                        describe: Callable[[list[Record]], str]) -> list[Record]:
+        """Remove these records' files, retire their ids and unlink them from the events
+        that point at them, all in one commit (its message is `describe(removed)`);
+        returns the records removed: those unchanged since the caller chose them."""
+        removed: list[Record] = []
+        with self._writing():
+            write = Write("")
+            for record in records:
+                try:
+                    current = self._current(record, None)
+                except ApiError:  # gone meanwhile
+                    continue
+                if current.data == record.data:  # else changed since chosen: keep it
+                    self._stage_removal(current, write)
+                    removed.append(current)
+            if removed:
+                write.message = describe(removed)
+                self._commit(write, None)
+        return removed
+
+    def _stage_removal(self, record: Record, write: Write) -> None:
+        self._unlink_everywhere(record, write)
+        write.texts[record.path] = None
+        write.drop.append(record)
+        write.retire.append(record.id)
 
     def _current(self, record: Record, precondition: Precondition | None) -> Record:
         """The record as it is now, with the write lock held.
@@ -670,7 +697,10 @@ class Service:
         return out
 
     def _rewrite_link(self, target: Record, new_slug: str | None, write: Write) -> None:
+        removed = {r.id for r in write.drop} - {r.id for r in write.put}
         for record, name in self._linking_records(target):
+            if record.id in removed:  # removed in this same write: nothing to rewrite
+                continue
             current = next((r for r in write.put if r.id == record.id), record)
             value = current.data.get(name)
             if isinstance(value, list):

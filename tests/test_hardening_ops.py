@@ -1,0 +1,154 @@
+"""Operational hardening: deletes as the plugin does them and `empty-trash`, publication
+dates, `/doc`'s server, user ids, authorship, media, file modes, git failures and
+states, and request body limits over real HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import BASE, REPO_ROOT, git
+
+from calendar_app import create_app
+
+BLUE_LANTERN = 45
+JAZZ_COLLECTIVE = 61
+JAZZ_NIGHT = 106
+JAZZ_NIGHT_FILE = "events/2027/jazz-night-january-2027.yaml"
+OLD = "2020-01-02T03:04:05+00:00"
+
+
+def commits(content: Path) -> int:
+    return int(git(content.parent, "rev-list", "--count", "HEAD"))
+
+
+def event_body(**extra) -> dict:
+    body = {"title": "Test Concert", "start_date": "2027-02-01 19:00:00",
+            "end_date": "2027-02-01 21:00:00"}
+    body.update(extra)
+    return body
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "calendar_app", *args], cwd=REPO_ROOT,
+                          capture_output=True, text=True, check=False)
+
+
+def empty_trash(content: Path, days: str) -> subprocess.CompletedProcess:
+    return run_cli("empty-trash", "--content", str(content), "--older-than", days,
+                   "--cache-dir", str(content.parent.parent / "cli-cache"))
+
+
+# -- 1. deletes: force is ignored on events, venues and organizers ------------------------
+@pytest.mark.parametrize(("collection", "record_id", "code"), [
+    ("events", JAZZ_NIGHT, "event-is-in-trash"),
+    ("venues", BLUE_LANTERN, "venue-is-in-trash"),
+    ("organizers", JAZZ_COLLECTIVE, "organizer-is-in-trash")])
+@pytest.mark.parametrize("force", ["?force=true", "?force=1", ""])
+def test_force_is_ignored_delete_trashes(client, admin, content, collection, record_id, code,
+                                         force):
+    response = client.delete(f"{BASE}/{collection}/{record_id}{force}", headers=admin)
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["status"] == "trash" and body["slug"].endswith("__trashed")
+    assert list((content / collection).rglob(f"{body['slug']}.yaml"))
+    assert str(record_id) not in (content / ".retired-ids").read_text().split()
+    second = client.delete(f"{BASE}/{collection}/{record_id}{force}", headers=admin)
+    assert second.status_code == 410
+    assert second.get_json()["code"] == code
+
+
+def test_force_in_a_json_body_is_ignored_too(client, admin, content):
+    response = client.delete(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin,
+                             json={"force": True})
+    assert response.status_code == 200
+    assert response.get_json()["status"] == "trash"
+
+
+def _write(content: Path, relpath: str, text: str) -> None:
+    path = content / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _commit_at(content: Path, when: str, message: str) -> None:
+    git(content.parent, "add", "-A")
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=content.parent, check=True,
+                   env={**os.environ, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when})
+
+
+@pytest.fixture
+def trash_tree(content: Path) -> Path:
+    """Two records trashed long ago (a venue an event still points at, and an event), and
+    an organizer trashed just now."""
+    venue = content / "venues/the-blue-lantern.yaml"
+    venue.write_text(venue.read_text().replace("status: publish", "status: trash"))
+    event = content / JAZZ_NIGHT_FILE
+    event.write_text(event.read_text().replace("status: publish", "status: trash"))
+    _commit_at(content, OLD, "trash two records by hand, long ago")
+    organizer = content / "organizers/riverside-jazz-collective.yaml"
+    organizer.write_text(organizer.read_text().replace("status: publish", "status: trash"))
+    git(content.parent, "commit", "-q", "-am", "trash an organizer today")
+    return content
+
+
+def test_empty_trash_removes_old_trash_in_one_commit(trash_tree: Path, tmp_path: Path):
+    content = trash_tree
+    linking = [p for p in (content / "events").rglob("*.yaml")
+               if "venue: the-blue-lantern\n" in p.read_text()]
+    assert len(linking) > 1
+    before = commits(content)
+    done = empty_trash(content, "30")
+    assert done.returncode == 0, done.stderr
+    assert commits(content) == before + 1
+    assert not (content / "venues/the-blue-lantern.yaml").exists()
+    assert not (content / JAZZ_NIGHT_FILE).exists()
+    assert (content / "organizers/riverside-jazz-collective.yaml").exists()  # too recent
+    retired = (content / ".retired-ids").read_text().split()
+    assert sorted(retired) == sorted([str(BLUE_LANTERN), str(JAZZ_NIGHT)])
+    for path in linking:
+        if path.exists():
+            assert yaml.safe_load(path.read_text()).get("venue") is None
+    changed = git(content.parent, "show", "--name-only", "--format=%s", "HEAD").split("\n")
+    assert changed[0].startswith("trash: remove 2 records for good")
+    assert "content/.retired-ids" in changed
+    assert git(content.parent, "status", "--porcelain") == ""
+    assert "2 records" in done.stdout
+
+
+def test_empty_trash_with_nothing_to_do_commits_nothing(trash_tree: Path, tmp_path: Path):
+    before = commits(trash_tree)
+    done = empty_trash(trash_tree, "100000")
+    assert done.returncode == 0, done.stderr
+    assert commits(trash_tree) == before
+    assert "nothing" in done.stdout.lower()
+
+
+def test_empty_trash_keeps_files_with_uncommitted_changes(trash_tree: Path, tmp_path: Path):
+    venue = trash_tree / "venues/the-blue-lantern.yaml"
+    venue.write_text(venue.read_text() + "# still being looked at\n")
+    done = empty_trash(trash_tree, "30")
+    assert done.returncode == 0, done.stderr
+    assert venue.exists()
+    assert not (trash_tree / JAZZ_NIGHT_FILE).exists()
+
+
+def test_removed_ids_are_never_handed_out_again(content: Path, config: dict, admin):
+    """The highest id in the tree, once removed for good, is not given to a new record."""
+    top, owner = max((int(m.group(1)), p) for p in content.rglob("*.yaml")
+                     if (m := re.search(r"^id: (\d+)$", p.read_text(), re.MULTILINE)))
+    owner.write_text(re.sub(r"^status: \w+$", "status: trash", owner.read_text(),
+                            flags=re.MULTILINE))
+    _commit_at(content, OLD, "trash the newest record")
+    done = empty_trash(content, "1")
+    assert done.returncode == 0, done.stderr
+    assert not owner.exists()
+    client = create_app(config).test_client()
+    made = client.post(f"{BASE}/events", headers=admin, json=event_body()).get_json()
+    assert made["id"] == top + 1
