@@ -255,7 +255,7 @@ class Service:
             raise ApiError(400, "rest_taxonomy_not_hierarchical",
                            "Can not set resource parent, taxonomy is not hierarchical.")
         for f in resource.writable_fields:
-            if f.name not in body and not (f.name == "date" and "date_utc" in body):
+            if f.name not in body:  # `date_utc` alone is read below
                 continue
             raw = body.get(f.name)
             try:

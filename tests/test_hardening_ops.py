@@ -152,3 +152,28 @@ def test_removed_ids_are_never_handed_out_again(content: Path, config: dict, adm
     client = create_app(config).test_client()
     made = client.post(f"{BASE}/events", headers=admin, json=event_body()).get_json()
     assert made["id"] == top + 1
+
+
+# -- 2. date_utc alone sets the publication date -------------------------------------------
+def test_create_with_date_utc_only(client, admin):
+    response = client.post(f"{BASE}/events", headers=admin,
+                           json=event_body(date_utc="2025-05-02 14:15:00"))
+    assert response.status_code == 201, response.get_json()
+    body = response.get_json()
+    assert body["date_utc"] == "2025-05-02 14:15:00"
+    assert body["date"] == "2025-05-02 07:15:00"  # the calendar is in Los Angeles (PDT)
+
+
+def test_update_with_date_utc_only(client, admin):
+    response = client.patch(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin,
+                            data={"date_utc": "2026-01-05 20:00:00"})
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["date_utc"] == "2026-01-05 20:00:00"
+    assert response.get_json()["date"] == "2026-01-05 12:00:00"
+
+
+def test_bad_date_utc_is_refused_by_its_own_name(client, admin):
+    response = client.post(f"{BASE}/events", headers=admin,
+                           json=event_body(date_utc="not a date"))
+    assert response.status_code == 400
+    assert response.get_json()["message"] == "Invalid parameter(s): date_utc"
