@@ -11,7 +11,7 @@ import binascii
 import hashlib
 import json
 import re
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
 from flask import Blueprint, Flask, Response, current_app, g, request, send_from_directory
 from werkzeug.exceptions import HTTPException
@@ -290,9 +290,9 @@ def namespace_index() -> Response:
 def doc() -> Response:
     from . import discovery, lists
 
-    parts = urlsplit(site_url())
-    server = f"{parts.scheme}://{parts.hostname}{current_app.config['BASE_PATH']}/"
-    return respond(discovery.openapi_document(server, lists.request_defaults()))
+    # Where this interface answers, port included (the plugin drops the port, which
+    # sends clients of a site on a non-default port to the wrong server).
+    return respond(discovery.openapi_document(rest_root() + "/", lists.request_defaults()))
 
 
 @bp.route(f"/<any({COLLECTIONS}):collection>", methods=["GET", "POST"], strict_slashes=False)

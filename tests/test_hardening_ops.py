@@ -177,3 +177,19 @@ def test_bad_date_utc_is_refused_by_its_own_name(client, admin):
                            json=event_body(date_utc="not a date"))
     assert response.status_code == 400
     assert response.get_json()["message"] == "Invalid parameter(s): date_utc"
+
+
+# -- 3. /doc's server keeps the port -------------------------------------------------------
+@pytest.mark.parametrize(("base_url", "expected"), [
+    ("http://127.0.0.1:8089/", "http://127.0.0.1:8089/wp-json/tribe/events/v1/"),
+    ("http://localhost/", "http://localhost/wp-json/tribe/events/v1/"),
+    ("https://[::1]:8443/", "https://[::1]:8443/wp-json/tribe/events/v1/")])
+def test_doc_server_keeps_the_port(client, base_url, expected):
+    body = client.get(f"{BASE}/doc", base_url=base_url).get_json()
+    assert body["servers"] == [{"url": expected}]
+
+
+def test_doc_server_follows_the_site_url(config):
+    config["SITE_URL"] = "https://example.org:8443/calendar/"
+    body = create_app(config).test_client().get(f"{BASE}/doc").get_json()
+    assert body["servers"] == [{"url": "https://example.org:8443/calendar/wp-json/tribe/events/v1/"}]
