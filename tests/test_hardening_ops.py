@@ -16,6 +16,7 @@ import yaml
 from conftest import BASE, REPO_ROOT, git
 
 from calendar_app import create_app
+from calendar_app.users import UserStore
 
 BLUE_LANTERN = 45
 JAZZ_COLLECTIVE = 61
@@ -193,3 +194,29 @@ def test_doc_server_follows_the_site_url(config):
     config["SITE_URL"] = "https://example.org:8443/calendar/"
     body = create_app(config).test_client().get(f"{BASE}/doc").get_json()
     assert body["servers"] == [{"url": "https://example.org:8443/calendar/wp-json/tribe/events/v1/"}]
+
+
+# -- 4. user ids are never reused -----------------------------------------------------------
+def test_removed_user_ids_are_never_reused(tmp_path: Path):
+    store = UserStore(tmp_path / "users.yaml")
+    store.add("ada")
+    store.add("bob", "author")
+    bob = next(u for u in store.users() if u.name == "bob")
+    assert store.remove("bob")
+    store.add("cyd", "author")
+    cyd = next(u for u in store.users() if u.name == "cyd")
+    assert cyd.id == bob.id + 1  # never bob's: his records would become cyd's
+    assert store.remove("cyd") and store.remove("ada")
+    store.add("dee")
+    assert [u.id for u in UserStore(tmp_path / "users.yaml").users()] == [cyd.id + 1]
+
+
+def test_user_id_mark_survives_an_old_users_file(tmp_path: Path):
+    path = tmp_path / "users.yaml"
+    path.write_text("users:\n- id: 7\n  name: old\n  role: editor\n")
+    store = UserStore(path)
+    store.add("new")
+    assert {u.name: u.id for u in store.users()} == {"old": 7, "new": 8}
+    store.remove("new")
+    store.add("newer")
+    assert {u.name: u.id for u in store.users()} == {"old": 7, "newer": 9}
