@@ -238,6 +238,17 @@ class Service:
         if record is not None and not self.may_edit(user, record, verb):
             raise errors.forbidden(True)
 
+    @staticmethod
+    def _check_author(resource: Resource, user: User | None, values: dict, verb: str) -> None:
+        """Writing a record as another user needs the right to edit others' records, as
+        in WordPress: otherwise an author could hand records to (or plant them on)
+        someone else."""
+        author = values.get("author")
+        if user is None or author is None or author == user.id or user.can("edit_others"):
+            return
+        raise ApiError(403, "rest_cannot_edit_others",
+                       f"Sorry, you are not allowed to {verb} {resource.name} as this user.")
+
     # -- validation ----------------------------------------------------------
     def check_body(self, resource: Resource, body: dict, record: Record | None) -> None:
         """Raise the 400 a body deserves, before any permission check (as WordPress)."""
@@ -538,6 +549,7 @@ class Service:
     # -- building records --------------------------------------------------------
     def _new_record(self, resource: Resource, values: dict, user: User | None,
                     write: Write) -> Record:
+        self._check_author(resource, user, values, "create")
         record_id = max([self.catalog.next_id(), *(i + 1 for i in write.allocated)])
         write.allocated.append(record_id)
         data: dict = {"id": record_id}
@@ -578,6 +590,7 @@ class Service:
     def _apply_update(self, current: Record, values: dict, user: User | None, write: Write,
                       trashing: bool = False) -> Record:
         resource = current.resource
+        self._check_author(resource, user, values, "update")
         data = dict(current.data)
         values = dict(values)
         new_slug = values.pop("slug", None)

@@ -220,3 +220,61 @@ def test_user_id_mark_survives_an_old_users_file(tmp_path: Path):
     store.remove("new")
     store.add("newer")
     assert {u.name: u.id for u in store.users()} == {"old": 7, "newer": 9}
+
+
+# -- 5. an author cannot give a record to someone else ---------------------------------------
+def _user_id(users_file: Path, name: str) -> int:
+    return next(u.id for u in UserStore(users_file).users() if u.name == name)
+
+
+CANNOT = {"code": "rest_cannot_edit_others", "data": {"status": 403}}
+
+
+@pytest.mark.parametrize("collection", ["events", "venues", "organizers"])
+def test_author_cannot_create_as_someone_else(client, auth, config, content, collection):
+    editor = _user_id(Path(config["USERS_FILE"]), "editor")
+    title = {"events": "title", "venues": "venue", "organizers": "organizer"}[collection]
+    body = {**event_body(), title: "Not Mine", "author": editor}
+    before = commits(content)
+    response = client.post(f"{BASE}/{collection}", headers=auth("author"), json=body)
+    assert response.status_code == 403
+    error = response.get_json()
+    assert {k: error[k] for k in CANNOT} == CANNOT
+    assert error["message"] == f"Sorry, you are not allowed to create {collection} as this user."
+    assert commits(content) == before
+
+
+def test_author_cannot_give_an_own_record_away(client, auth, config, content):
+    author = _user_id(Path(config["USERS_FILE"]), "author")
+    editor = _user_id(Path(config["USERS_FILE"]), "editor")
+    made = client.post(f"{BASE}/events", headers=auth("author"), json=event_body()).get_json()
+    assert made["author"] == str(author)
+    before = commits(content)
+    response = client.patch(f"{BASE}/events/{made['id']}", headers=auth("author"),
+                            json={"author": editor})
+    assert response.status_code == 403
+    assert response.get_json()["code"] == "rest_cannot_edit_others"
+    assert response.get_json()["message"] == (
+        "Sorry, you are not allowed to update events as this user.")
+    assert commits(content) == before
+    same = client.patch(f"{BASE}/events/{made['id']}", headers=auth("author"),
+                        json={"author": author, "title": "Still Mine"})
+    assert same.status_code == 200
+
+
+def test_inline_venue_cannot_be_given_away(client, auth, config):
+    editor = _user_id(Path(config["USERS_FILE"]), "editor")
+    response = client.post(f"{BASE}/events", headers=auth("author"), json=event_body(
+        venue={"venue": "Someone Else's Hall", "author": editor}))
+    assert response.status_code == 403
+    assert response.get_json()["code"] == "rest_cannot_edit_others"
+
+
+def test_editor_may_create_and_update_for_someone_else(client, auth, config):
+    author = _user_id(Path(config["USERS_FILE"]), "author")
+    made = client.post(f"{BASE}/events", headers=auth("editor"),
+                       json=event_body(author=author))
+    assert made.status_code == 201 and made.get_json()["author"] == str(author)
+    moved = client.patch(f"{BASE}/events/{made.get_json()['id']}", headers=auth("editor"),
+                         json={"author": _user_id(Path(config["USERS_FILE"]), "editor")})
+    assert moved.status_code == 200
