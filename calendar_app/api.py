@@ -13,8 +13,8 @@ import json
 import re
 from urllib.parse import parse_qsl
 
-from flask import Blueprint, Flask, Response, current_app, g, request, send_from_directory
-from werkzeug.exceptions import HTTPException
+from flask import Blueprint, Flask, Response, current_app, g, request, send_file
+from werkzeug.exceptions import HTTPException, NotFound
 
 from . import errors, guard
 from .app import Calendar
@@ -400,7 +400,10 @@ def _write_target(resource: Resource, body: dict, user: User | None,
 
 
 def media(path: str) -> Response:
-    return send_from_directory(calendar().tree.root / "media", path)
+    found = calendar().tree.media_file(f"media/{path}")
+    if found is None:
+        raise NotFound()
+    return send_file(found)
 
 
 def wp_json_index() -> Response:

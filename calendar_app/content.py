@@ -12,6 +12,7 @@ import fcntl
 import functools
 import json
 import os
+import stat
 import subprocess
 import tempfile
 import threading
@@ -117,6 +118,24 @@ class ContentTree:
 
     def exists(self, relpath: str) -> bool:
         return (self.root / relpath).exists()
+
+    def media_file(self, relpath: str) -> Path | None:
+        """The file `media/...` names when it is a regular file reached without any
+        symlink; else None. A link could lead anywhere (`media/logo.png -> /etc/...`):
+        such files are neither served, measured nor copied."""
+        parts = relpath.split("/")
+        if parts[0] != "media" or len(parts) < 2 or any(p in ("", ".", "..") for p in parts):
+            return None
+        path = self.root
+        for part in parts:
+            path = path / part
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                return None
+            if stat.S_ISLNK(mode):
+                return None
+        return path if stat.S_ISREG(mode) else None
 
     def settings(self) -> dict:
         settings = dict(DEFAULT_SETTINGS)

@@ -360,8 +360,7 @@ class Service:
             if _URL.fullmatch(raw):
                 return raw
             path = raw.lstrip("/")
-            if (_MEDIA.fullmatch(path) and ".." not in path
-                    and self.catalog.tree.exists(path)):
+            if _MEDIA.fullmatch(path) and self.catalog.tree.media_file(path):
                 return path
             raise errors.invalid({name: "Invalid parameter."})
         if kind == "cost":

@@ -5,6 +5,7 @@ states, and request body limits over real HTTP.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -278,3 +279,47 @@ def test_editor_may_create_and_update_for_someone_else(client, auth, config):
     moved = client.patch(f"{BASE}/events/{made.get_json()['id']}", headers=auth("editor"),
                          json={"author": _user_id(Path(config["USERS_FILE"]), "editor")})
     assert moved.status_code == 200
+
+
+# -- 6. media: regular files inside media/ only; check reports symlinks ---------------------
+@pytest.fixture
+def linked_media(content: Path) -> Path:
+    media = content / "media"
+    (media / "logo.png").symlink_to("/etc/hostname")
+    (media / "etc").symlink_to("/etc")
+    (media / "inside.png").symlink_to(media / "jazz-night.png")  # a link, even inside
+    (media / "folder").mkdir()
+    return content
+
+
+@pytest.mark.parametrize("path", ["logo.png", "etc/hostname", "inside.png", "folder",
+                                  "folder/", "../calendar.yaml", "%2e%2e/calendar.yaml"])
+def test_media_serves_no_symlink_nor_folder(client, linked_media, path):
+    response = client.get(f"/media/{path}")
+    assert response.status_code == 404
+    assert response.get_json()["data"] == {"status": 404}
+
+
+def test_media_serves_regular_files(client, linked_media):
+    response = client.get("/media/jazz-night.png")
+    assert response.status_code == 200
+    assert response.data == (linked_media / "media/jazz-night.png").read_bytes()
+
+
+def test_image_pointing_at_a_symlink_is_refused_and_not_measured(client, admin, linked_media):
+    response = client.patch(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin,
+                            json={"image": "media/logo.png"})
+    assert response.status_code == 400
+
+
+def test_check_reports_symlinks(linked_media: Path, capsys):
+    from calendar_app.cli import main
+
+    (linked_media / "events/2027/stolen.yaml").symlink_to("/etc/hostname")
+    code = main(["check", str(linked_media), "--format", "json"])
+    out = capsys.readouterr().out
+    assert code != 0
+    found = {(os.path.relpath(f["path"], linked_media), f["code"])
+             for f in json.loads(out)["findings"]}
+    for path in ("media/logo.png", "media/etc", "media/inside.png", "events/2027/stolen.yaml"):
+        assert (path, "symlink") in found, found
