@@ -12,9 +12,9 @@ import fcntl
 import functools
 import json
 import os
+import secrets
 import stat
 import subprocess
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,6 +24,7 @@ from . import yamlfile
 from .resources import RESOURCES
 
 SETTINGS_FILE = "calendar.yaml"
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 RETIRED_IDS_FILE = ".retired-ids"
 
 DEFAULT_SETTINGS: dict = {
@@ -172,9 +173,10 @@ class ContentTree:
         self._write_atomic(self.root / relpath, text)
 
     def _write_atomic(self, target: Path, text: str) -> None:
-        """Atomic replace: temp file in the same folder, fsync, rename."""
+        """Atomic replace: temp file in the same folder, fsync, rename. The file keeps
+        its mode; a new one gets 0666 less the umask, as an editor would make it."""
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=target.parent)
+        fd, tmp = self._temp_file(target)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
@@ -186,6 +188,24 @@ class ContentTree:
                 os.unlink(tmp)
             raise
         self._fsync_dir(target.parent)
+
+    @staticmethod
+    def _temp_file(target: Path) -> tuple[int, str]:
+        """A new temp file beside `target` (mkstemp would make it 0600)."""
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = None
+        for _ in range(100):
+            tmp = str(target.parent / f".tmp-{secrets.token_hex(6)}.part")
+            try:
+                fd = os.open(tmp, _NEW_FILE, 0o666)  # the umask applies
+            except FileExistsError:
+                continue
+            if mode is not None:
+                os.fchmod(fd, mode)
+            return fd, tmp
+        raise FileExistsError(f"no free temporary name in {target.parent}")
 
     def remove(self, relpath: str) -> None:
         with contextlib.suppress(FileNotFoundError):

@@ -323,3 +323,39 @@ def test_check_reports_symlinks(linked_media: Path, capsys):
              for f in json.loads(out)["findings"]}
     for path in ("media/logo.png", "media/etc", "media/inside.png", "events/2027/stolen.yaml"):
         assert (path, "symlink") in found, found
+
+
+# -- 7. file modes ------------------------------------------------------------------------------
+@pytest.fixture
+def umask():
+    def set_mask(mask: int) -> None:
+        os.umask(mask)
+
+    old = os.umask(0o022)
+    yield set_mask
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+@pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o027, 0o640)])
+def test_new_files_honour_the_umask(client, admin, content, umask, mask, expected):
+    umask(mask)
+    made = client.post(f"{BASE}/events", headers=admin, json=event_body())
+    assert made.status_code == 201
+    assert _mode(content / "events/2027/test-concert.yaml") == expected
+
+
+def test_updates_keep_the_mode_of_the_file(client, admin, content, umask):
+    path = content / JAZZ_NIGHT_FILE
+    path.chmod(0o640)
+    response = client.patch(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin,
+                            json={"title": "Mode Kept"})
+    assert response.status_code == 200
+    assert "Mode Kept" in path.read_text()
+    assert _mode(path) == 0o640
+    path.chmod(0o664)
+    client.patch(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin, json={"title": "Again"})
+    assert _mode(path) == 0o664
