@@ -12,6 +12,7 @@ import fcntl
 import functools
 import json
 import os
+import re
 import secrets
 import stat
 import subprocess
@@ -49,11 +50,55 @@ class FileStat:
 
 
 class GitError(RuntimeError):
-    pass
+    """A git command failed. `str()` is the command and git's own stderr (for the log);
+    `advice` says, in a sentence for the client, what to do about it."""
+
+    def __init__(self, args: tuple[str, ...], stderr: str, git_root: Path | None) -> None:
+        super().__init__(f"git {' '.join(args[:2])} failed: {stderr}")
+        self.stderr = stderr
+        self.advice = _advice(args[0], stderr, git_root)
 
 
-class MergeInProgress(RuntimeError):
-    """Writes wait until a merge in the content repository is concluded."""
+_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def _advice(command: str, stderr: str, git_root: Path | None) -> str:
+    lock = _LOCK.search(stderr)
+    if lock:
+        path = Path(lock.group(1))
+        shown = path.relative_to(git_root) if git_root and path.is_relative_to(git_root) \
+            else path.name
+        return (f"another git process is using the repository, or one was killed: if "
+                f"none is running, remove the stale {shown.as_posix()}")
+    if "failed to sign" in stderr:  # gpg or ssh signing
+        return ("git is set to sign commits (commit.gpgsign) and cannot: give the "
+                "server's user a signing key, or set commit.gpgsign=false for the repository")
+    if "Please tell me who you are" in stderr or "empty ident" in stderr:
+        return "git has no identity: set user.name and user.email for the repository"
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    own = any(line.startswith(("error:", "fatal:")) for line in lines)
+    if command == "commit" and lines and not own:  # only a hook's own output
+        return f"a git hook refused the commit: {lines[0]}"
+    return f"git {command} failed: {lines[0] if lines else 'no message'}"
+
+
+class WritesBlocked(RuntimeError):
+    """The repository is in a state where a commit would not land on a branch, or would
+    be mixed into someone's unfinished operation: writes wait until it is over."""
+
+
+# (file or folder in the git dir, what is going on, how to end it), checked in order.
+_BLOCKING_STATES = (
+    ("rebase-merge", "a rebase is in progress", "git rebase --continue or --abort"),
+    ("rebase-apply", "a rebase is in progress", "git rebase --continue or --abort"),
+    ("MERGE_HEAD", "a merge is in progress", "commit the merge or git merge --abort"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick is in progress",
+     "git cherry-pick --continue or --abort"),
+    ("REVERT_HEAD", "a revert is in progress", "git revert --continue or --abort"),
+    ("sequencer", "a cherry-pick or revert is in progress",
+     "git cherry-pick (or revert) --continue or --abort"),
+    ("BISECT_LOG", "a bisect is in progress", "git bisect reset"),
+)
 
 
 class ContentTree:
@@ -229,8 +274,9 @@ class ContentTree:
         an error puts every file back, and a crash is rolled forward by `recover()` at
         the next start, so a write is never half done nor silently dropped.
         """
-        if self.git_dir is not None and (self.git_dir / "MERGE_HEAD").exists():
-            raise MergeInProgress("the content repository is in the middle of a merge")
+        blocked = self.blocking_state()
+        if blocked:
+            raise WritesBlocked(blocked)
         backups = {p: (self.read_text(p) if self.exists(p) else None) for p in changes}
         intent = {"message": message, "author": author, "changes": changes,
                   "retire": list(retire)}
@@ -247,6 +293,22 @@ class ContentTree:
             self.intent_path.unlink(missing_ok=True)
             raise
         self.intent_path.unlink(missing_ok=True)
+
+    def blocking_state(self) -> str | None:
+        """Why writes must wait now (the git state and how to end it), or None."""
+        git_dir = self.git_dir
+        if git_dir is None:
+            return None
+        for marker, what, how in _BLOCKING_STATES:
+            if (git_dir / marker).exists():
+                return f"{what} ({how})"
+        try:
+            head = (git_dir / "HEAD").read_text()
+        except OSError:
+            return None
+        if not head.startswith("ref:"):
+            return "HEAD is detached, not on a branch (git switch <branch>)"
+        return None
 
     def _apply(self, intent: dict) -> None:
         touched = list(intent["changes"])
@@ -282,6 +344,8 @@ class ContentTree:
         except (OSError, ValueError):  # the intent itself is written atomically
             self.intent_path.unlink(missing_ok=True)
             return None
+        if self.blocking_state():
+            return None  # finished once the repository is back on a branch
         intent["message"] += "\n\nCompleted after an interrupted write."
         for folder in {(self.root / p).parent for p in intent["changes"]}:
             for leftover in folder.glob(".tmp-*.part"):  # half-written by the crash
@@ -329,7 +393,8 @@ class ContentTree:
         if proc.returncode != 0 and not check:
             return ""
         if proc.returncode != 0:
-            raise GitError(proc.stderr.strip() or f"git {args[0]} failed")
+            # `_git_root` itself, not the property: this may be the look-up failing.
+            raise GitError(args, proc.stderr.strip(), self._git_root or None)
         return proc.stdout
 
     def _repo_paths(self, relpaths: list[str]) -> list[str]:

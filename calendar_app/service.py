@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -14,12 +15,13 @@ from dataclasses import dataclass, field
 from . import dates, errors, slugs, yamlfile
 from .catalog import EVENT_LINKS, Catalog
 from .clock import Clock
-from .content import MergeInProgress
+from .content import GitError, WritesBlocked
 from .errors import ApiError
 from .records import Record, to_file
 from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
 from .users import User, UserStore
 
+log = logging.getLogger(__name__)
 _TRUE = {"true", "1", "yes", "on"}
 Precondition = Callable[[Record], None]
 _URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
@@ -735,17 +737,28 @@ class Service:
         author = user.git_author if user else "calendar-app <calendar-app@localhost>"
         try:
             self.catalog.tree.apply(changes, write.message, author, write.retire)
-        except MergeInProgress as exc:
-            raise ApiError(409, "rest_conflict", "The calendar's repository is in the middle "
-                           "of a merge; try again once it is concluded.") from exc
+        except WritesBlocked as exc:
+            raise ApiError(409, "rest_conflict", f"The calendar's repository takes no writes "
+                           f"now: {exc}. Try again once it is over.") from exc
         except Exception as exc:
+            # The client learns what to do; the log keeps git's stderr and the traceback.
+            log.exception("could not save %r", write.message.splitlines()[0])
             raise ApiError(503, "calendar-storage-unavailable",
-                           "The change could not be saved; nothing was changed.") from exc
+                           "The change could not be saved; nothing was changed: "
+                           f"{_storage_advice(exc)}.") from exc
         with self.catalog.changing():  # one new version for the whole write
             for record in write.drop:
                 self.catalog.remove(record)
             for record in write.put:
                 self.catalog.add(record)
+
+
+def _storage_advice(exc: Exception) -> str:
+    if isinstance(exc, GitError):
+        return exc.advice
+    if isinstance(exc, OSError):
+        return f"the server could not write the files ({exc.strerror or exc})"
+    return "see the server's log"
 
 
 def term_capability(resource: Resource) -> str:

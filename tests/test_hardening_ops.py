@@ -359,3 +359,139 @@ def test_updates_keep_the_mode_of_the_file(client, admin, content, umask):
     path.chmod(0o664)
     client.patch(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin, json={"title": "Again"})
     assert _mode(path) == 0o664
+
+
+# -- 8. git failures: 503 saying what to do, git's stderr in the log -------------------------
+def _try_write(client, admin, content: Path):
+    """A create and an update; returns both responses after checking nothing changed."""
+    before_commits, before_text = commits(content), (content / JAZZ_NIGHT_FILE).read_text()
+    created = client.post(f"{BASE}/events", headers=admin, json=event_body())
+    updated = client.patch(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin,
+                           json={"title": "Never Saved"})
+    assert commits(content) == before_commits
+    assert (content / JAZZ_NIGHT_FILE).read_text() == before_text
+    assert not (content / "events/2027/test-concert.yaml").exists()
+    assert git(content.parent, "diff", "--cached", "--name-only", "--", "content") == ""
+    return created, updated
+
+
+def _storage_error(response, *phrases: str) -> None:
+    assert response.status_code == 503
+    body = response.get_json()
+    assert body["code"] == "calendar-storage-unavailable"
+    assert body["data"] == {"status": 503}
+    for phrase in phrases:
+        assert phrase in body["message"], body["message"]
+
+
+def _logged(caplog, *phrases: str) -> None:
+    records = [r for r in caplog.records if r.exc_info and r.levelname == "ERROR"]
+    assert records, "nothing logged"
+    text = caplog.text
+    for phrase in phrases:
+        assert phrase in text, text
+    assert "Traceback" in text
+
+
+def test_stale_index_lock(client, admin, content, caplog):
+    (content.parent / ".git/index.lock").write_text("")
+    for response in _try_write(client, admin, content):
+        _storage_error(response, "remove the stale .git/index.lock")
+    _logged(caplog, "index.lock': File exists")
+    (content.parent / ".git/index.lock").unlink()
+    assert client.post(f"{BASE}/events", headers=admin, json=event_body()).status_code == 201
+
+
+def test_commit_signing_without_a_key(client, admin, content, caplog):
+    git(content.parent, "config", "commit.gpgsign", "true")
+    git(content.parent, "config", "user.signingkey", "no-such-key@example.invalid")
+    git(content.parent, "config", "gpg.program", str(content.parent / "no-gpg-here"))
+    for response in _try_write(client, admin, content):
+        _storage_error(response, "commit.gpgsign")
+    _logged(caplog, "gpg failed to sign the data")
+
+
+def _hook(content: Path, name: str, output: str) -> None:
+    hook = content.parent / ".git/hooks" / name
+    hook.write_text(f"#!/bin/sh\necho '{output}' >&2\necho 'second line' >&2\nexit 1\n")
+    hook.chmod(0o755)
+
+
+def test_a_hook_that_refuses_the_commit(client, admin, content, caplog):
+    _hook(content, "prepare-commit-msg", "Refused: commits need a ticket number")
+    for response in _try_write(client, admin, content):
+        _storage_error(response,
+                       "a git hook refused the commit: Refused: commits need a ticket number")
+        assert "second line" not in response.get_json()["message"]
+    _logged(caplog, "Refused: commits need a ticket number", "second line")
+
+
+def test_pre_commit_hooks_are_for_people_not_the_interface(client, admin, content):
+    """Interface writes are validated already; the editorial pre-commit hook (`check`
+    over the tree) is skipped for them, as it always was (--no-verify)."""
+    _hook(content, "pre-commit", "Refused by pre-commit")
+    assert client.post(f"{BASE}/events", headers=admin, json=event_body()).status_code == 201
+
+
+# -- 9. git states that block writes: 409 naming the state -----------------------------------
+def _conflicting_branch(repo: Path) -> None:
+    """`side` and `main` change the same line of a file outside the content tree."""
+    (repo / "NOTES").write_text("base\n")
+    git(repo, "add", "NOTES")
+    git(repo, "commit", "-qm", "notes")
+    git(repo, "checkout", "-qb", "side")
+    (repo / "NOTES").write_text("side\n")
+    git(repo, "commit", "-qam", "side notes")
+    git(repo, "checkout", "-q", "main")
+    (repo / "NOTES").write_text("main\n")
+    git(repo, "commit", "-qam", "main notes")
+
+
+def _rebase(repo: Path) -> None:
+    subprocess.run(["git", "rebase", "side"], cwd=repo, capture_output=True, check=False)
+    assert (repo / ".git/rebase-merge").exists() or (repo / ".git/rebase-apply").exists()
+
+
+def _cherry_pick(repo: Path) -> None:
+    subprocess.run(["git", "cherry-pick", "side"], cwd=repo, capture_output=True, check=False)
+    assert (repo / ".git/CHERRY_PICK_HEAD").exists()
+
+
+def _revert(repo: Path) -> None:
+    (repo / "NOTES").write_text("later\n")
+    git(repo, "commit", "-qam", "later notes")
+    subprocess.run(["git", "revert", "--no-edit", "HEAD~1"], cwd=repo, capture_output=True,
+                   check=False)
+    assert (repo / ".git/REVERT_HEAD").exists()
+
+
+def _merge(repo: Path) -> None:
+    subprocess.run(["git", "merge", "side"], cwd=repo, capture_output=True, check=False)
+    assert (repo / ".git/MERGE_HEAD").exists()
+
+
+def _bisect(repo: Path) -> None:
+    git(repo, "bisect", "start")
+    git(repo, "bisect", "bad")
+
+
+def _detached(repo: Path) -> None:
+    git(repo, "checkout", "-q", "--detach")
+
+
+@pytest.mark.parametrize(("setup", "phrase"), [
+    (_rebase, "a rebase is in progress"), (_cherry_pick, "a cherry-pick is in progress"),
+    (_revert, "a revert is in progress"), (_merge, "a merge is in progress"),
+    (_bisect, "a bisect is in progress"), (_detached, "HEAD is detached")])
+def test_git_states_that_block_writes(client, admin, content, setup, phrase):
+    repo = content.parent
+    _conflicting_branch(repo)
+    setup(repo)
+    for response in _try_write(client, admin, content):
+        assert response.status_code == 409, response.get_json()
+        body = response.get_json()
+        assert body["code"] == "rest_conflict" and body["data"] == {"status": 409}
+        assert phrase in body["message"], body["message"]
+    deleted = client.delete(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin)
+    assert deleted.status_code == 409
+    assert (content / JAZZ_NIGHT_FILE).exists()
