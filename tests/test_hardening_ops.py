@@ -495,3 +495,79 @@ def test_git_states_that_block_writes(client, admin, content, setup, phrase):
     deleted = client.delete(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin)
     assert deleted.status_code == 409
     assert (content / JAZZ_NIGHT_FILE).exists()
+
+
+# -- 10. chunked request bodies over real HTTP, both servers ----------------------------------
+LIMIT = 1 << 20
+
+
+def _serve(server: str, content: Path, users_file: Path, cache: Path, port: int,
+           log: Path) -> subprocess.Popen:
+    from test_reliability_concurrency import start_gunicorn
+
+    if server == "gunicorn":
+        return start_gunicorn(content, users_file, cache, port, workers=1, log=log)
+    out = open(log, "ab")  # noqa: SIM115 (closed with the process)
+    return subprocess.Popen(
+        [sys.executable, "-m", "calendar_app", "serve", "--content", str(content),
+         "--users", str(users_file), "--port", str(port)],
+        cwd=REPO_ROOT, stdout=out, stderr=out, start_new_session=True)
+
+
+@pytest.fixture(params=["werkzeug", "gunicorn"])
+def http_server(request, tmp_path: Path, content: Path, users: dict):
+    from test_reliability_concurrency import free_port, stop, wait_for_port
+
+    port = free_port()
+    log = tmp_path / "server.log"
+    proc = _serve(request.param, content, tmp_path / "users.yaml", tmp_path / "cache", port,
+                  log)
+    try:
+        wait_for_port(port, proc, log=log)
+        yield port
+    finally:
+        stop(proc)
+
+
+def _chunked(port: int, headers: dict, body: bytes, piece: int = 64 * 1024):
+    """POST /events with `Transfer-Encoding: chunked`; returns (status, JSON body)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        chunks = (body[i:i + piece] for i in range(0, len(body), piece))
+        conn.request("POST", f"{BASE}/events", body=chunks, encode_chunked=True,
+                     headers={**headers, "Transfer-Encoding": "chunked"})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        conn.close()
+
+
+def _form(**fields: str) -> bytes:
+    from urllib.parse import urlencode
+
+    return urlencode(fields).encode()
+
+
+def test_chunked_bodies_over_the_limit_are_413(http_server: int, auth, content: Path):
+    before = commits(content)
+    admin = auth("administrator")
+    form = {**admin, "Content-Type": "application/x-www-form-urlencoded"}
+    big_form = _form(**event_body(title="Chunked Form", description="f" * (LIMIT * 3 // 2)))
+    status, body = _chunked(http_server, form, big_form)
+    assert status == 413, body
+    assert body["code"] == "rest_request_too_large" and body["data"] == {"status": 413}
+    as_json = {**admin, "Content-Type": "application/json"}
+    big_json = json.dumps(event_body(title="Chunked JSON", description="j" * 3 * LIMIT))
+    status, body = _chunked(http_server, as_json, big_json.encode())
+    assert status == 413, body
+    assert body == {"code": "rest_request_too_large", "message": body["message"],
+                    "data": {"status": 413}}
+    assert commits(content) == before
+    assert not list((content / "events").rglob("chunked-*.yaml"))
+    # Under the limit, a chunked body is read in full.
+    fits = json.dumps(event_body(title="Chunked Fits", description="k" * (LIMIT - 1000)))
+    status, body = _chunked(http_server, as_json, fits.encode())
+    assert status == 201, body
+    assert body["description"].count("k") == LIMIT - 1000
