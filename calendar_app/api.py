@@ -11,10 +11,10 @@ import binascii
 import hashlib
 import json
 import re
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
-from flask import Blueprint, Flask, Response, current_app, g, request, send_from_directory
-from werkzeug.exceptions import HTTPException
+from flask import Blueprint, Flask, Response, current_app, g, request, send_file
+from werkzeug.exceptions import HTTPException, NotFound
 
 from . import discovery, errors, guard, lists
 from .errors import ApiError
@@ -286,9 +286,10 @@ def namespace_index() -> Response:
 
 @bp.route("/doc", methods=["GET"], strict_slashes=False)
 def doc() -> Response:
-    parts = urlsplit(site_url())
-    server = f"{parts.scheme}://{parts.hostname}{current_app.config['BASE_PATH']}/"
-    return respond(discovery.openapi_document(server, lists.request_defaults(calendar())))
+    # Where this interface answers, port included (the plugin drops the port, which
+    # sends clients of a site on a non-default port to the wrong server).
+    return respond(discovery.openapi_document(rest_root() + "/",
+                                              lists.request_defaults(calendar())))
 
 
 @bp.route(f"/<any({COLLECTIONS}):collection>", methods=["GET", "POST"], strict_slashes=False)
@@ -353,9 +354,8 @@ def _single(resource: Resource, record_id: int | None = None, slug: str | None =
     record = _write_target(resource, body, user, record_id, slug)
     precondition = _if_match(rep) if "If-Match" in request.headers else None
     if request.method == "DELETE":
-        force = str(body.get("force", "")).lower() in ("1", "true", "yes")
         before = rep.represent(record) if resource.is_term else None
-        result = service.delete(record, user, force, precondition)
+        result = service.delete(record, user, precondition)  # `force` is ignored
         return respond(before if before is not None else rep.represent(result))
     updated = service.update(record, body, user, precondition)
     if resource.is_term:
@@ -411,7 +411,10 @@ def _write_target(resource: Resource, body: dict, user: User | None,
 
 
 def media(path: str) -> Response:
-    return send_from_directory(calendar().tree.root / "media", path)
+    found = calendar().tree.media_file(f"media/{path}")
+    if found is None:
+        raise NotFound()
+    return send_file(found)
 
 
 def wp_json_index() -> Response:

@@ -14,6 +14,7 @@ from .index import TextIndex
 from .site import register as register_site
 from .starter import StarterError, serving_content
 from .starter import register as register_starter
+from .trash import register as register_trash
 from .users import ROLES, UserStore
 from .wiring import default_cache_dir, default_users_file
 
@@ -133,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.set_defaults(func=cmd_reindex)
     register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
     register_site(sub)  # build
+    register_trash(sub)  # empty-trash
     return parser
 
 

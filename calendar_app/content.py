@@ -7,12 +7,15 @@ Nothing here knows about HTTP or validation; it moves bytes and commits.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import fcntl
 import functools
 import json
 import os
+import re
+import secrets
+import stat
 import subprocess
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ from . import yamlfile
 from .resources import RESOURCES
 
 SETTINGS_FILE = "calendar.yaml"
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 RETIRED_IDS_FILE = ".retired-ids"
 
 DEFAULT_SETTINGS: dict = {
@@ -46,11 +50,55 @@ class FileStat:
 
 
 class GitError(RuntimeError):
-    pass
+    """A git command failed. `str()` is the command and git's own stderr (for the log);
+    `advice` says, in a sentence for the client, what to do about it."""
+
+    def __init__(self, args: tuple[str, ...], stderr: str, git_root: Path | None) -> None:
+        super().__init__(f"git {' '.join(args[:2])} failed: {stderr}")
+        self.stderr = stderr
+        self.advice = _advice(args[0], stderr, git_root)
 
 
-class MergeInProgress(RuntimeError):
-    """Writes wait until a merge in the content repository is concluded."""
+_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def _advice(command: str, stderr: str, git_root: Path | None) -> str:
+    lock = _LOCK.search(stderr)
+    if lock:
+        path = Path(lock.group(1))
+        shown = path.relative_to(git_root) if git_root and path.is_relative_to(git_root) \
+            else path.name
+        return (f"another git process is using the repository, or one was killed: if "
+                f"none is running, remove the stale {shown.as_posix()}")
+    if "failed to sign" in stderr:  # gpg or ssh signing
+        return ("git is set to sign commits (commit.gpgsign) and cannot: give the "
+                "server's user a signing key, or set commit.gpgsign=false for the repository")
+    if "Please tell me who you are" in stderr or "empty ident" in stderr:
+        return "git has no identity: set user.name and user.email for the repository"
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    own = any(line.startswith(("error:", "fatal:")) for line in lines)
+    if command == "commit" and lines and not own:  # only a hook's own output
+        return f"a git hook refused the commit: {lines[0]}"
+    return f"git {command} failed: {lines[0] if lines else 'no message'}"
+
+
+class WritesBlocked(RuntimeError):
+    """The repository is in a state where a commit would not land on a branch, or would
+    be mixed into someone's unfinished operation: writes wait until it is over."""
+
+
+# (file or folder in the git dir, what is going on, how to end it), checked in order.
+_BLOCKING_STATES = (
+    ("rebase-merge", "a rebase is in progress", "git rebase --continue or --abort"),
+    ("rebase-apply", "a rebase is in progress", "git rebase --continue or --abort"),
+    ("MERGE_HEAD", "a merge is in progress", "commit the merge or git merge --abort"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick is in progress",
+     "git cherry-pick --continue or --abort"),
+    ("REVERT_HEAD", "a revert is in progress", "git revert --continue or --abort"),
+    ("sequencer", "a cherry-pick or revert is in progress",
+     "git cherry-pick (or revert) --continue or --abort"),
+    ("BISECT_LOG", "a bisect is in progress", "git bisect reset"),
+)
 
 
 class ContentTree:
@@ -117,6 +165,24 @@ class ContentTree:
     def exists(self, relpath: str) -> bool:
         return (self.root / relpath).exists()
 
+    def media_file(self, relpath: str) -> Path | None:
+        """The file `media/...` names when it is a regular file reached without any
+        symlink; else None. A link could lead anywhere (`media/logo.png -> /etc/...`):
+        such files are neither served, measured nor copied."""
+        parts = relpath.split("/")
+        if parts[0] != "media" or len(parts) < 2 or any(p in ("", ".", "..") for p in parts):
+            return None
+        path = self.root
+        for part in parts:
+            path = path / part
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                return None
+            if stat.S_ISLNK(mode):
+                return None
+        return path if stat.S_ISREG(mode) else None
+
     def settings(self) -> dict:
         settings = dict(DEFAULT_SETTINGS)
         path = self.root / SETTINGS_FILE
@@ -152,9 +218,10 @@ class ContentTree:
         self._write_atomic(self.root / relpath, text)
 
     def _write_atomic(self, target: Path, text: str) -> None:
-        """Atomic replace: temp file in the same folder, fsync, rename."""
+        """Atomic replace: temp file in the same folder, fsync, rename. The file keeps
+        its mode; a new one gets 0666 less the umask, as an editor would make it."""
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=target.parent)
+        fd, tmp = self._temp_file(target)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
@@ -166,6 +233,24 @@ class ContentTree:
                 os.unlink(tmp)
             raise
         self._fsync_dir(target.parent)
+
+    @staticmethod
+    def _temp_file(target: Path) -> tuple[int, str]:
+        """A new temp file beside `target` (mkstemp would make it 0600)."""
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = None
+        for _ in range(100):
+            tmp = str(target.parent / f".tmp-{secrets.token_hex(6)}.part")
+            try:
+                fd = os.open(tmp, _NEW_FILE, 0o666)  # the umask applies
+            except FileExistsError:
+                continue
+            if mode is not None:
+                os.fchmod(fd, mode)
+            return fd, tmp
+        raise FileExistsError(f"no free temporary name in {target.parent}")
 
     def remove(self, relpath: str) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -189,8 +274,9 @@ class ContentTree:
         an error puts every file back, and a crash is rolled forward by `recover()` at
         the next start, so a write is never half done nor silently dropped.
         """
-        if self.git_dir is not None and (self.git_dir / "MERGE_HEAD").exists():
-            raise MergeInProgress("the content repository is in the middle of a merge")
+        blocked = self.blocking_state()
+        if blocked:
+            raise WritesBlocked(blocked)
         backups = {p: (self.read_text(p) if self.exists(p) else None) for p in changes}
         intent = {"message": message, "author": author, "changes": changes,
                   "retire": list(retire)}
@@ -207,6 +293,22 @@ class ContentTree:
             self.intent_path.unlink(missing_ok=True)
             raise
         self.intent_path.unlink(missing_ok=True)
+
+    def blocking_state(self) -> str | None:
+        """Why writes must wait now (the git state and how to end it), or None."""
+        git_dir = self.git_dir
+        if git_dir is None:
+            return None
+        for marker, what, how in _BLOCKING_STATES:
+            if (git_dir / marker).exists():
+                return f"{what} ({how})"
+        try:
+            head = (git_dir / "HEAD").read_text()
+        except OSError:
+            return None
+        if not head.startswith("ref:"):
+            return "HEAD is detached, not on a branch (git switch <branch>)"
+        return None
 
     def _apply(self, intent: dict) -> None:
         touched = list(intent["changes"])
@@ -242,6 +344,8 @@ class ContentTree:
         except (OSError, ValueError):  # the intent itself is written atomically
             self.intent_path.unlink(missing_ok=True)
             return None
+        if self.blocking_state():
+            return None  # finished once the repository is back on a branch
         intent["message"] += "\n\nCompleted after an interrupted write."
         for folder in {(self.root / p).parent for p in intent["changes"]}:
             for leftover in folder.glob(".tmp-*.part"):  # half-written by the crash
@@ -289,7 +393,8 @@ class ContentTree:
         if proc.returncode != 0 and not check:
             return ""
         if proc.returncode != 0:
-            raise GitError(proc.stderr.strip() or f"git {args[0]} failed")
+            # `_git_root` itself, not the property: this may be the look-up failing.
+            raise GitError(args, proc.stderr.strip(), self._git_root or None)
         return proc.stdout
 
     def _repo_paths(self, relpaths: list[str]) -> list[str]:
@@ -322,6 +427,17 @@ class ContentTree:
         self._git("commit", "-q", "--no-verify", "--author", author, "-m", message,
                   "--", *known)
         return self._git("rev-parse", "HEAD").strip()
+
+    def committed_at(self, relpath: str) -> dt.datetime | None:
+        """When this file was last changed in a commit (aware, UTC); None when it was
+        never committed or has uncommitted changes (its last change is now)."""
+        if self.git_root is None:
+            return None
+        path = self._repo_paths([relpath])[0]
+        if self._git("status", "--porcelain", "--", path).strip():
+            return None
+        stamp = self._git("log", "-1", "--format=%ct", "--", path).strip()
+        return dt.datetime.fromtimestamp(int(stamp), dt.UTC) if stamp else None
 
     def _unstage(self, relpaths: list[str]) -> None:
         """After a failed write: leave git's index as it was for these paths."""

@@ -753,7 +753,8 @@ def _list_op(resource: Resource, w: _Wording) -> dict[str, Any]:
 def openapi_document(server_url: str, defaults: Mapping[str, Any] | None = None) -> dict:
     """Body of `GET /doc`.
 
-    `server_url`: scheme + host (no port, as the plugin) + REST path + "/". `defaults` is
+    `server_url`: where the interface answers, port included (the plugin drops the
+    port), + "/". `defaults` is
     accepted for symmetry with `namespace_index`; the plugin's document shows none.
     """
     del defaults  # the OpenAPI document lists no defaults

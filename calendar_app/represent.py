@@ -102,9 +102,11 @@ class Representer:
         if value.startswith(("http://", "https://")):
             extension = Path(urlsplit(value).path).suffix.lstrip(".").lower()
             return {"url": value, "id": 0, "extension": extension}
-        path = self.catalog.tree.root / value
         body: dict = {"url": self.site_url + value, "id": 0,
-                      "extension": path.suffix.lstrip(".").lower()}
+                      "extension": Path(value).suffix.lstrip(".").lower()}
+        path = self.catalog.tree.media_file(value)
+        if path is None:  # missing, or not a file we may read (a symlink)
+            return body
         try:
             stat = path.stat()
         except OSError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -14,12 +15,13 @@ from dataclasses import dataclass, field
 from . import dates, errors, slugs, yamlfile
 from .catalog import EVENT_LINKS, Catalog
 from .clock import Clock
-from .content import MergeInProgress
+from .content import GitError, WritesBlocked
 from .errors import ApiError
 from .records import Record, to_file
 from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
 from .users import User, UserStore
 
+log = logging.getLogger(__name__)
 _TRUE = {"true", "1", "yes", "on"}
 Precondition = Callable[[Record], None]
 _URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
@@ -156,30 +158,57 @@ class Service:
             self._commit(write, user)
         return updated
 
-    def delete(self, record: Record, user: User | None, force: bool,
+    def delete(self, record: Record, user: User | None,
                precondition: Precondition | None = None) -> Record:
-        """Trash (events, venues, organizers) or remove; returns the record as answered."""
+        """Trash (events, venues, organizers) or remove (terms); returns the record as
+        answered. As the plugin, there is no permanent delete of the trashable types
+        over HTTP, whatever a `force` parameter says: its clients send force=true and
+        read the record back in the trash. Removing them for good is `empty-trash`."""
         resource = record.resource
         self._check_write_permission(resource, user, record, "delete")
         with self._writing():
             current = self._current(record, precondition)
-            if resource.trashable and current.status == "trash" and not force:
-                raise ApiError(410, f"{resource.singular}-is-in-trash",
-                               f"The {resource.singular} is already trashed")
             write = Write("")
-            if resource.trashable and not force:
+            if resource.trashable:
+                if current.status == "trash":
+                    raise ApiError(410, f"{resource.singular}-is-in-trash",
+                                   f"The {resource.singular} is already trashed")
                 values = {"status": "trash"}
                 result = self._apply_update(current, values, user, write, trashing=True)
                 write.message = f'{resource.name}: trash "{current.name}" (#{current.id})'
             else:
                 result = current
-                self._unlink_everywhere(current, write)
-                write.texts[current.path] = None
-                write.drop.append(current)
-                write.retire.append(current.id)
+                self._stage_removal(current, write)
                 write.message = f'{resource.name}: delete "{current.name}" (#{current.id})'
             self._commit(write, user)
         return result
+
+    def remove_for_good(self, records: list[Record],
+                        describe: Callable[[list[Record]], str]) -> list[Record]:
+        """Remove these records' files, retire their ids and unlink them from the events
+        that point at them, all in one commit (its message is `describe(removed)`);
+        returns the records removed: those unchanged since the caller chose them."""
+        removed: list[Record] = []
+        with self._writing():
+            write = Write("")
+            for record in records:
+                try:
+                    current = self._current(record, None)
+                except ApiError:  # gone meanwhile
+                    continue
+                if current.data == record.data:  # else changed since chosen: keep it
+                    self._stage_removal(current, write)
+                    removed.append(current)
+            if removed:
+                write.message = describe(removed)
+                self._commit(write, None)
+        return removed
+
+    def _stage_removal(self, record: Record, write: Write) -> None:
+        self._unlink_everywhere(record, write)
+        write.texts[record.path] = None
+        write.drop.append(record)
+        write.retire.append(record.id)
 
     def _current(self, record: Record, precondition: Precondition | None) -> Record:
         """The record as it is now, with the write lock held.
@@ -211,6 +240,17 @@ class Service:
         if record is not None and not self.may_edit(user, record, verb):
             raise errors.forbidden(True)
 
+    @staticmethod
+    def _check_author(resource: Resource, user: User | None, values: dict, verb: str) -> None:
+        """Writing a record as another user needs the right to edit others' records, as
+        in WordPress: otherwise an author could hand records to (or plant them on)
+        someone else."""
+        author = values.get("author")
+        if user is None or author is None or author == user.id or user.can("edit_others"):
+            return
+        raise ApiError(403, "rest_cannot_edit_others",
+                       f"Sorry, you are not allowed to {verb} {resource.name} as this user.")
+
     # -- validation ----------------------------------------------------------
     def check_body(self, resource: Resource, body: dict, record: Record | None) -> None:
         """Raise the 400 a body deserves, before any permission check (as WordPress)."""
@@ -228,7 +268,7 @@ class Service:
             raise ApiError(400, "rest_taxonomy_not_hierarchical",
                            "Can not set resource parent, taxonomy is not hierarchical.")
         for f in resource.writable_fields:
-            if f.name not in body:
+            if f.name not in body:  # `date_utc` alone is read below
                 continue
             raw = body.get(f.name)
             try:
@@ -323,8 +363,7 @@ class Service:
             if _URL.fullmatch(raw):
                 return raw
             path = raw.lstrip("/")
-            if (_MEDIA.fullmatch(path) and ".." not in path
-                    and self.catalog.tree.exists(path)):
+            if _MEDIA.fullmatch(path) and self.catalog.tree.media_file(path):
                 return path
             raise errors.invalid({name: "Invalid parameter."})
         if kind == "cost":
@@ -512,6 +551,7 @@ class Service:
     # -- building records --------------------------------------------------------
     def _new_record(self, resource: Resource, values: dict, user: User | None,
                     write: Write) -> Record:
+        self._check_author(resource, user, values, "create")
         record_id = max([self.catalog.next_id(), *(i + 1 for i in write.allocated)])
         write.allocated.append(record_id)
         data: dict = {"id": record_id}
@@ -552,6 +592,7 @@ class Service:
     def _apply_update(self, current: Record, values: dict, user: User | None, write: Write,
                       trashing: bool = False) -> Record:
         resource = current.resource
+        self._check_author(resource, user, values, "update")
         data = dict(current.data)
         values = dict(values)
         new_slug = values.pop("slug", None)
@@ -671,7 +712,10 @@ class Service:
         return out
 
     def _rewrite_link(self, target: Record, new_slug: str | None, write: Write) -> None:
+        removed = {r.id for r in write.drop} - {r.id for r in write.put}
         for record, name in self._linking_records(target):
+            if record.id in removed:  # removed in this same write: nothing to rewrite
+                continue
             current = next((r for r in write.put if r.id == record.id), record)
             value = current.data.get(name)
             if isinstance(value, list):
@@ -695,12 +739,15 @@ class Service:
         author = user.git_author if user else "calendar-app <calendar-app@localhost>"
         try:
             self.catalog.tree.apply(changes, write.message, author, write.retire)
-        except MergeInProgress as exc:
-            raise ApiError(409, "rest_conflict", "The calendar's repository is in the middle "
-                           "of a merge; try again once it is concluded.") from exc
+        except WritesBlocked as exc:
+            raise ApiError(409, "rest_conflict", f"The calendar's repository takes no writes "
+                           f"now: {exc}. Try again once it is over.") from exc
         except Exception as exc:
+            # The client learns what to do; the log keeps git's stderr and the traceback.
+            log.exception("could not save %r", write.message.splitlines()[0])
             raise ApiError(503, "calendar-storage-unavailable",
-                           "The change could not be saved; nothing was changed.") from exc
+                           "The change could not be saved; nothing was changed: "
+                           f"{_storage_advice(exc)}.") from exc
         with self.catalog.changing():  # one new version for the whole write
             for record in write.drop:
                 self.catalog.remove(record)
@@ -730,6 +777,14 @@ def _largest_field(record: Record) -> str:
     def size(value: object) -> int:
         return sum(map(size, value)) if isinstance(value, list) else len(str(value))
     return max(record.data, key=lambda name: size(record.data[name]), default="")
+
+
+def _storage_advice(exc: Exception) -> str:
+    if isinstance(exc, GitError):
+        return exc.advice
+    if isinstance(exc, OSError):
+        return f"the server could not write the files ({exc.strerror or exc})"
+    return "see the server's log"
 
 
 def term_capability(resource: Resource) -> str:

@@ -75,27 +75,35 @@ class UserStore:
         self._verified: dict[bytes, int] = {}
         self._key = secrets.token_bytes(32)
         self._users: list[dict] = []
+        # The highest id ever handed out. A removed user's id is never given again (as
+        # WordPress never does): records keep their `author` id, and a new user must not
+        # inherit a removed user's records and rights over them.
+        self._last_id = 0
         self._mtime: int | None = None
 
     def _load(self) -> list[dict]:
         try:
             mtime = self.path.stat().st_mtime_ns
         except FileNotFoundError:
-            self._users, self._mtime = [], None
+            self._users, self._last_id, self._mtime = [], 0, None
             return self._users
         if mtime != self._mtime:
             data = yaml.safe_load(self.path.read_text()) or {}
             self._users = list(data.get("users") or [])
+            # Files written before the mark was kept: the highest id in them.
+            self._last_id = max([int(data.get("last_user_id") or 0),
+                                 *(u["id"] for u in self._users)])
             self._mtime = mtime
             self._verified.clear()
         return self._users
 
     def _save(self, users: list[dict]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        last_id = max([self._last_id, *(u["id"] for u in users)])
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
-            yaml.safe_dump({"users": users}, fh, sort_keys=False)
+            yaml.safe_dump({"last_user_id": last_id, "users": users}, fh, sort_keys=False)
         os.replace(tmp, self.path)
 
     def users(self) -> list[User]:
@@ -118,7 +126,7 @@ class UserStore:
             users = [dict(u) for u in self._load()]
             entry = next((u for u in users if u["name"] == name), None)
             if entry is None:
-                entry = {"id": max((u["id"] for u in users), default=0) + 1, "name": name}
+                entry = {"id": self._last_id + 1, "name": name}
                 users.append(entry)
             entry["role"] = role
             if email:

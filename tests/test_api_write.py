@@ -737,30 +737,8 @@ def test_delete_linked_post_trashes_and_unlinks(client, admin, content, collecti
     assert second.get_json() == {"code": code, "message": message, "data": {"status": 410}}
 
 
-def test_force_delete_removes_file_and_retires_id(client, admin, content):
-    _, made = create(client, admin, **event_body(title="Ephemeral"))
-    path = content / "events/2027/ephemeral.yaml"
-    assert path.exists()
-    before = commits(content)
-    response = client.delete(f"{BASE}/events/{made['id']}?force=true", headers=admin)
-    assert response.status_code == 200
-    assert not path.exists()
-    assert str(made["id"]) in (content / ".retired-ids").read_text().split()
-    assert commits(content) == before + 1
-    assert client.get(f"{BASE}/events/{made['id']}").status_code == 404
-    _, next_one = create(client, admin, **event_body(title="Next"))
-    assert next_one["id"] == made["id"] + 1
-
-
-def test_force_delete_of_highest_hand_written_id_is_never_reused(client, admin, content):
-    top = max_id(content)
-    owner = next(p for p in content.rglob("*.yaml") if f"\nid: {top}\n" in "\n" + p.read_text())
-    collection = owner.relative_to(content).parts[0]
-    response = client.delete(f"{BASE}/{collection}/{top}?force=true", headers=admin)
-    assert response.status_code == 200
-    assert not owner.exists()
-    _, made = create(client, admin, **event_body())
-    assert made["id"] == top + 1
+# Deleting with force=true only trashes (as the plugin); removing for good is
+# `empty-trash`: both in test_hardening_ops.py.
 
 
 @pytest.mark.parametrize(("collection", "term_id", "slug", "field"), [

@@ -55,6 +55,10 @@ def check_tree(snap: Snapshot, cache: ParseCache | None = None) -> TreeResult:
     for path in snap.strays:
         out.findings.append(Finding(path, 0, 0, WARNING, "not-a-record",
                                     "ignored: record files must end in .yaml"))
+    for path in snap.symlinks:
+        out.findings.append(Finding(path, 0, 0, ERROR, "symlink",
+                                    "symbolic link: not read nor served; put the file "
+                                    "itself here"))
     texts = _Texts(snap)
     _duplicates(out, texts)
     _links(out, texts)

@@ -20,6 +20,7 @@ class Snapshot:
     label: str  # "work tree" or the revision as given
     records: dict[str, bytes] = field(default_factory=dict)  # record files: path -> bytes
     strays: list[str] = field(default_factory=list)  # non-.yaml files in collection folders
+    symlinks: list[str] = field(default_factory=list)  # anywhere in the work tree
     settings: bytes | None = None
     retired: bytes | None = None
     shas: dict[str, str] = field(default_factory=dict)  # path -> git blob sha
@@ -43,9 +44,24 @@ def _classify(snap: Snapshot, relpath: str) -> str:
     return "record" if relpath.endswith(".yaml") else "stray"
 
 
+def _symlinks(root: Path) -> list[str]:
+    """Every symbolic link in the tree, media included: the app neither reads nor serves
+    them (one could lead anywhere, `media/logo.png -> /etc/...`), so they are errors."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        rel_folder = Path(folder).relative_to(root).as_posix()
+        for name in sorted(dirs + files):
+            if os.path.islink(os.path.join(folder, name)):
+                found.append(name if rel_folder == "." else f"{rel_folder}/{name}")
+        dirs[:] = sorted(d for d in dirs if d != ".git")  # os.walk does not follow links
+    return found
+
+
 def from_worktree(content_dir: Path, with_shas: bool = False) -> Snapshot:
     root = Path(content_dir)
     snap = Snapshot("work tree")
+    snap.symlinks = _symlinks(root)
+    links = set(snap.symlinks)
     for collection in RESOURCES:
         base = root / collection
         if not base.is_dir():
@@ -55,7 +71,7 @@ def from_worktree(content_dir: Path, with_shas: bool = False) -> Snapshot:
             rel_folder = Path(folder).relative_to(root).as_posix()
             for name in sorted(files):
                 relpath = f"{rel_folder}/{name}"
-                kind = _classify(snap, relpath)
+                kind = _classify(snap, relpath) if relpath not in links else ""
                 if kind == "stray":
                     snap.strays.append(relpath)
                 elif kind == "record":

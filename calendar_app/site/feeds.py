@@ -75,14 +75,13 @@ def media(model: SiteModel) -> Iterator[Output]:
     """Local images of published records only: a draft's picture stays unpublished."""
     seen: set[str] = set()
     records = [e.record for e in model.events] + model.venues + model.organizers
-    root = model.catalog.tree.root.resolve()
     for record in records:
         image = record.get("image")
         if not image or "://" in str(image) or image in seen:
             continue
         seen.add(str(image))
-        source = (root / str(image)).resolve()
-        if root not in source.parents or not source.is_file():
-            continue  # never copy anything from outside the content tree
+        source = model.catalog.tree.media_file(str(image))
+        if source is None:
+            continue  # only regular files in media/: never what a symlink points at
         yield Output(str(image), (), f"media {media_stamp(model, image)}",
                      lambda source=source: source.read_bytes(), kind="media")
