@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import sys
 from pathlib import Path
 
 from . import dates
-from .app import Calendar, default_cache_dir, default_users_file, open_calendar
 from .records import Record
 from .resources import RESOURCES
+from .starter import StarterError, serving_content
+from .wiring import Calendar, default_cache_dir, default_users_file, open_calendar
 
 
 def last_change(calendar: Calendar, record: Record) -> dt.datetime | None:
@@ -64,7 +66,11 @@ def empty_trash(calendar: Calendar, older_than: dt.timedelta) -> list[Record]:
 
 
 def cmd_empty_trash(args: argparse.Namespace) -> int:
-    content = Path(args.content)
+    try:
+        content, _made = serving_content(args.content)
+    except StarterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir(content)
     calendar = open_calendar(content, default_users_file(), cache_dir,
                              index_in_background=False)
@@ -89,15 +95,14 @@ def _days(text: str) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `empty-trash` to the `python -m calendar_app` command line."""
-    from .app import BUNDLED_CONTENT
-
     parser = subparsers.add_parser(
         "empty-trash", help="remove trashed records for good",
         description="Delete the files of the events, venues and organizers that have been "
                     "in the trash for more than DAYS days (counted from the file's last "
                     "commit; files with uncommitted changes are kept), in one git commit "
                     "that retires their ids and unlinks them from events.")
-    parser.add_argument("--content", type=Path, default=BUNDLED_CONTENT)
+    parser.add_argument("--content", type=Path, default=None,
+                        help="content tree (default: as serve picks it)")
     parser.add_argument("--older-than", type=_days, required=True, metavar="DAYS")
     parser.add_argument("--cache-dir", default=None,
                         help="cache folder (default: next to the content tree)")

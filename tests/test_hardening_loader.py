@@ -179,17 +179,16 @@ def test_the_builder_leaves_out_a_record_whose_slug_climbs_out(tmp_path: Path) -
     assert not report.refused
 
 
-def test_the_builder_refuses_an_output_outside_its_folder(tmp_path: Path, capsys) -> None:
-    """A media path that stays in the content tree but climbs out of the output folder
-    (`media/../../content/...`): that output is refused and the build fails."""
+def test_an_image_path_climbing_out_is_not_copied(tmp_path: Path) -> None:
+    """A media path that stays in the content tree but would climb out of the output
+    folder (`media/../../content/...`) is not a file of the media folder: it is not
+    copied anywhere (the writer's own refusal is tested above)."""
     content = make_repo(tmp_path)
     event = content / "events/2027/jazz-night-february-2027.yaml"
     event.write_text(event.read_text().replace(
         "image: media/jazz-night.png", "image: media/../../content/media/jazz-night.png"))
     out = tmp_path / "site" / "public"
-    code = main(["build", "--content", str(content), "--out", str(out)])
-    assert code == 1
-    assert "outside the output folder" in capsys.readouterr().err
+    main(["build", "--content", str(content), "--out", str(out)])
     assert not (tmp_path / "site" / "content").exists()
     assert (out / "index.html").exists()  # the rest of the site is built
 
