@@ -89,10 +89,10 @@ class PostingCache:
 
 
 POSTINGS = PostingCache()
-# rid column per segment id (immutable once written); small, but bounded anyway.
-_RIDS: OrderedDict[str, np.ndarray] = OrderedDict()
-_RIDS_LOCK = threading.Lock()
-_RIDS_KEEP = 64
+# Record-id order per segment id (immutable once written); bounded anyway.
+_ORDERS: OrderedDict[str, _Order] = OrderedDict()
+_ORDERS_LOCK = threading.Lock()
+_ORDERS_KEEP = 64
 
 
 def _decode_blocks(buf: bytes) -> np.ndarray:
@@ -131,6 +131,19 @@ def _decode_blocks(buf: bytes) -> np.ndarray:
     return (total - np.repeat(before, lens)).astype(np.int32)
 
 
+class _Order:
+    """A segment's documents in record-id order (immutable, like the segment): `ids`
+    the sorted rid column, `rank[docnum]` a document's place in it. Masks are kept in
+    this order, so the ids of a mask come out sorted without sorting."""
+
+    def __init__(self, rids: np.ndarray) -> None:
+        order = np.argsort(rids, kind="stable")
+        self.ids = rids[order]
+        self.rank = np.empty(len(rids), np.int32)
+        self.rank[order] = np.arange(len(rids), dtype=np.int32)
+        self.nbytes = self.ids.nbytes + self.rank.nbytes
+
+
 class SegmentView:
     """One segment of one generation."""
 
@@ -139,22 +152,37 @@ class SegmentView:
         segment = reader.segment()
         self.segid = segment.segment_id()
         self.count = reader.doc_count_all()
-        rids = _segment_rids(self.segid, reader, self.count)
+        self.order = _segment_order(self.segid, reader, self.count)
+        self.alive: np.ndarray | None = None  # in rank order; None: nothing deleted
         if reader.has_deletions():
-            rids = rids.copy()
             deleted = np.fromiter(segment.deleted_docs(), np.int64)
-            rids[deleted[deleted < self.count]] = -1
-        self.rids = rids
+            alive = np.ones(self.count, np.bool_)
+            alive[self.order.rank[deleted[deleted < self.count]]] = False
+            self.alive = alive
         terms = getattr(reader, "_terms", None)
         self.terms = terms if isinstance(terms, W3TermsReader) else None
 
-    def docs(self, field: str, text: bytes, prefix: bool) -> np.ndarray:
+    def mask(self, field: str, text: bytes, prefix: bool) -> np.ndarray:
+        """Boolean mask (rank order) of the documents holding the term, or any term
+        starting with `text` when `prefix`; read-only when it comes from the cache.
+        Cached as a mask (a byte per document) when the term is common, as the ranks
+        of its documents (4 bytes each) when rare."""
         key = (self.segid, field, prefix, text)
         found = POSTINGS.get(key)
         if found is None:
-            found = self._read(field, text, prefix)
+            ranks = self.order.rank[self._read(field, text, prefix)]
+            if len(ranks) * 32 < self.count:
+                found = ranks
+            else:
+                found = np.zeros(self.count, np.bool_)
+                found[ranks] = True
+            found.setflags(write=False)
             POSTINGS.put(key, found)
-        return found
+        if found.dtype == np.bool_:
+            return found
+        mask = np.zeros(self.count, np.bool_)
+        mask[found] = True
+        return mask
 
     def _read(self, field: str, text: bytes, prefix: bool) -> np.ndarray:
         if self.terms is None:
@@ -210,11 +238,11 @@ def _union(parts: list[np.ndarray], count: int) -> np.ndarray:
     return np.flatnonzero(mask).astype(np.int32)
 
 
-def _segment_rids(segid: str, reader: object, count: int) -> np.ndarray:
-    with _RIDS_LOCK:
-        found = _RIDS.get(segid)
-        if found is not None and len(found) == count:
-            _RIDS.move_to_end(segid)
+def _segment_order(segid: str, reader: object, count: int) -> _Order:
+    with _ORDERS_LOCK:
+        found = _ORDERS.get(segid)
+        if found is not None and len(found.ids) == count:
+            _ORDERS.move_to_end(segid)
             return found
     col = reader.column_reader("rid", translate=False)
     rids = None
@@ -226,12 +254,12 @@ def _segment_rids(segid: str, reader: object, count: int) -> np.ndarray:
         rids[:col._count] = np.frombuffer(raw, ">i8")
     if rids is None:
         rids = np.fromiter((int(v) for v in col), np.int64, count)
-    rids.setflags(write=False)
-    with _RIDS_LOCK:
-        _RIDS[segid] = rids
-        while len(_RIDS) > _RIDS_KEEP:
-            _RIDS.popitem(last=False)
-    return rids
+    found = _Order(rids)
+    with _ORDERS_LOCK:
+        _ORDERS[segid] = found
+        while len(_ORDERS) > _ORDERS_KEEP:
+            _ORDERS.popitem(last=False)
+    return found
 
 
 class Unsupported(Exception):
@@ -266,56 +294,59 @@ class Snapshot:
                 mask = self._eval(seg, q)
             except Unsupported:
                 mask = self._whoosh(seg, q)
-            rids = seg.rids[mask]
-            out.append(rids[rids >= 0])
+            if seg.alive is not None:
+                mask = mask & seg.alive
+            out.append(seg.order.ids[mask])
         if not out:
             return np.empty(0, np.int64)
-        ids = np.concatenate(out) if len(out) > 1 else out[0]
-        ids = np.sort(ids, kind="stable")  # documents are mostly in id order: cheap
-        if len(ids) > 1:
-            ids = ids[np.concatenate(([True], ids[1:] != ids[:-1]))]
+        if len(out) == 1:
+            ids = out[0]
+        else:  # sorted runs: timsort merges them in linear time
+            ids = np.sort(np.concatenate(out), kind="stable")
+        if len(ids) > 1:  # one id in two documents (two paths claimed it)
+            dup = ids[1:] == ids[:-1]
+            if dup.any():
+                ids = ids[np.concatenate(([True], ~dup))]
         return ids
 
     def _bytes(self, field: str, text: str) -> bytes:
         return self.schema[field].to_bytes(text)
 
     def _eval(self, seg: SegmentView, q: wq.Query) -> np.ndarray:
-        if isinstance(q, (wq.Term, wq.Prefix)) and type(q) in (wq.Term, wq.Prefix):
-            mask = np.zeros(seg.count, np.bool_)
+        """Boolean mask in the segment's rank order; may be a shared read-only array."""
+        kind = type(q)
+        if kind is wq.Term or kind is wq.Prefix:
             if q.fieldname not in self.schema:
-                return mask
+                return np.zeros(seg.count, np.bool_)
             text = q.text
             tbytes = text if isinstance(text, bytes) else self._bytes(q.fieldname, text)
-            mask[seg.docs(q.fieldname, tbytes, isinstance(q, wq.Prefix))] = True
-            return mask
-        if type(q) is wq.And:
+            return seg.mask(q.fieldname, tbytes, kind is wq.Prefix)
+        if kind is wq.And:
             if not q.subqueries:
                 return np.zeros(seg.count, np.bool_)
-            masks = iter(q.subqueries)
-            mask = self._eval(seg, next(masks))
-            for sub in masks:
+            subs = iter(q.subqueries)
+            mask = self._eval(seg, next(subs))
+            for sub in subs:
                 if not mask.any():
                     break
-                mask &= self._eval(seg, sub)
+                mask = mask & self._eval(seg, sub)
             return mask
-        if type(q) is wq.Or:
+        if kind is wq.Or:
             mask = np.zeros(seg.count, np.bool_)
             for sub in q.subqueries:
                 mask |= self._eval(seg, sub)
             return mask
-        if type(q) is wq.AndNot:
+        if kind is wq.AndNot:
             mask = self._eval(seg, q.a)
-            if mask.any():
-                mask &= ~self._eval(seg, q.b)
-            return mask
+            return mask & ~self._eval(seg, q.b) if mask.any() else mask
         if isinstance(q, type(wq.NullQuery)):
             return np.zeros(seg.count, np.bool_)
-        raise Unsupported(type(q).__name__)
+        raise Unsupported(kind.__name__)
 
     def _whoosh(self, seg: SegmentView, q: wq.Query) -> np.ndarray:
         mask = np.zeros(seg.count, np.bool_)
         searcher = Searcher(seg.reader, closereader=False)
-        mask[np.fromiter(q.docs(searcher), np.int64)] = True
+        mask[seg.order.rank[np.fromiter(q.docs(searcher), np.int64)]] = True
         return mask
 
 
