@@ -45,6 +45,11 @@ from whoosh.searching import Searcher
 
 _MAGIC_LEN = 4  # a posting extent starts with Whoosh's 4-byte block magic
 _EMPTY = np.empty(0, np.int32)
+# Terms of a prefix held by at most this many documents are decoded on the spot rather
+# than cached one by one (W3's block size: one block, read in a few microseconds).
+_SMALL = 128
+# What a cache entry costs beyond its array (key tuple, bytes, array header).
+_ENTRY_OVERHEAD = 300
 OPEN_RETRIES = 20
 
 
@@ -75,12 +80,12 @@ class PostingCache:
         with self.lock:
             old = self.items.pop(key, None)
             if old is not None:
-                self.bytes -= old.nbytes
+                self.bytes -= old.nbytes + _ENTRY_OVERHEAD
             self.items[key] = docs
-            self.bytes += docs.nbytes
+            self.bytes += docs.nbytes + _ENTRY_OVERHEAD
             while self.bytes > self.max_bytes and self.items:
                 _k, dropped = self.items.popitem(last=False)
-                self.bytes -= dropped.nbytes
+                self.bytes -= dropped.nbytes + _ENTRY_OVERHEAD
 
     def clear(self) -> None:
         with self.lock:
@@ -165,60 +170,105 @@ class SegmentView:
     def mask(self, field: str, text: bytes, prefix: bool) -> np.ndarray:
         """Boolean mask (rank order) of the documents holding the term, or any term
         starting with `text` when `prefix`; read-only when it comes from the cache.
-        Cached as a mask (a byte per document) when the term is common, as the ranks
-        of its documents (4 bytes each) when rare."""
-        key = (self.segid, field, prefix, text)
-        found = POSTINGS.get(key)
-        if found is None:
-            ranks = self.order.rank[self._read(field, text, prefix)]
-            if len(ranks) * 32 < self.count:
-                found = ranks
-            else:
-                found = np.zeros(self.count, np.bool_)
-                found[ranks] = True
+
+        Cached per term, so "ja", "jaz" and "jazz" share the decoded "jazz"; a prefix
+        that expands to many terms (title numbers: "12" is 1,111 terms at 100k
+        events) is cached as a whole too, so its terms are not listed again."""
+        whole = (self.segid, field, prefix, text)
+        found = POSTINGS.get(whole)
+        if found is not None:
+            return self._as_mask(found)
+        if self.terms is None:  # another codec: Whoosh's API, cached per query word
+            found = self._entry(self.order.rank[self._read_slow(field, text, prefix)])
+            POSTINGS.put(whole, found)
+            return self._as_mask(found)
+        terms = self.terms
+        keybytes = terms._keycoder(field, text)
+        if not prefix:
+            raw = terms._tindex.get(keybytes)
+            found = self._entry(self.order.rank[self._decode(W3TermInfo.from_bytes(raw))]
+                                if raw is not None else _EMPTY)
+            POSTINGS.put(whole, found)
+            return self._as_mask(found)
+        skip = len(keybytes) - len(text)  # the field number before the term
+        masks: list[np.ndarray] = []
+        ranks: list[np.ndarray] = []
+        single: list[int] = []  # documents of terms held by one document (inlined)
+        count = 0
+        for k, v in terms._tindex.items_from(keybytes):
+            if not k.startswith(keybytes):
+                break
+            count += 1
+            info = W3TermInfo.from_bytes(v)
+            if info.is_inlined():
+                single.extend(info.inlined_postings()[0])
+                continue
+            if info.doc_frequency() <= _SMALL:  # rare: decoding beats a cache entry
+                single.extend(self._decode_small(info))
+                continue
+            key = (self.segid, field, False, k[skip:])
+            entry = POSTINGS.get(key)
+            if entry is None:
+                entry = self._entry(self.order.rank[self._decode(info)])
+                POSTINGS.put(key, entry)
+            (masks if entry.dtype == np.bool_ else ranks).append(entry)
+        if count == 1 and not single:
+            return self._as_mask((masks or ranks)[0])
+        mask = np.zeros(self.count, np.bool_)
+        for m in masks:
+            mask |= m
+        if single:
+            ranks.append(self.order.rank[np.array(single, np.int64)])
+        if ranks:
+            mask[np.concatenate(ranks)] = True
+        if count > 8:
+            found = self._entry(np.flatnonzero(mask)) if not masks else mask
             found.setflags(write=False)
-            POSTINGS.put(key, found)
+            POSTINGS.put(whole, found)
+        return mask
+
+    def _entry(self, ranks: np.ndarray) -> np.ndarray:
+        """What the cache keeps of a document set: its ranks when rare, else a mask."""
+        if len(ranks) * 32 < self.count:
+            found = ranks.astype(np.int32, copy=False)
+        else:
+            found = np.zeros(self.count, np.bool_)
+            found[ranks] = True
+        found.setflags(write=False)
+        return found
+
+    def _as_mask(self, found: np.ndarray) -> np.ndarray:
         if found.dtype == np.bool_:
             return found
         mask = np.zeros(self.count, np.bool_)
         mask[found] = True
         return mask
 
-    def _read(self, field: str, text: bytes, prefix: bool) -> np.ndarray:
-        if self.terms is None:
-            return self._read_slow(field, text, prefix)
-        terms = self.terms
-        try:
-            keybytes = terms._keycoder(field, text)
-        except (AttributeError, KeyError):
-            return self._read_slow(field, text, prefix)
-        if not prefix:
-            try:
-                infos = [W3TermInfo.from_bytes(terms._tindex[keybytes])]
-            except KeyError:
-                return _EMPTY
-        else:
-            infos = []
-            for k, v in terms._tindex.items_from(keybytes):
-                if not k.startswith(keybytes):
-                    break
-                infos.append(W3TermInfo.from_bytes(v))
-        parts: list[np.ndarray] = []
-        inlined: list[int] = []
-        postfile = terms._postfile
-        for info in infos:
-            if info.is_inlined():
-                inlined.extend(info.inlined_postings()[0])
-            else:
-                offset, length = info.extent()
-                if isinstance(length, tuple):  # W3TermInfo.from_bytes leaves it packed
-                    length = length[0]
-                parts.append(_decode_blocks(postfile.get(offset, length)))
-        if inlined:
-            parts.append(np.array(inlined, np.int32))
-        if not parts:
-            return _EMPTY
-        return parts[0] if len(parts) == 1 else _union(parts, self.count)
+    def _decode_small(self, info: W3TermInfo) -> list[int]:
+        """Document numbers of a term held by at most `_SMALL` documents (one block)."""
+        offset, length = info.extent()
+        if isinstance(length, tuple):
+            length = length[0]
+        buf = self.terms._postfile.get(offset, length)
+        size = int.from_bytes(buf[_MAGIC_LEN:_MAGIC_LEN + 4], "big", signed=True)
+        if size >= 0:  # more than one block after all
+            return _decode_blocks(buf).tolist()
+        stream = io.BytesIO(buf)
+        stream.seek(_MAGIC_LEN + 4)
+        block = pickle.load(stream)
+        data = buf[stream.tell():]
+        if block[3]:
+            data = zlib.decompress(data)
+        return list(itertools.accumulate(pickle.loads(data)[0]))
+
+    def _decode(self, info: W3TermInfo) -> np.ndarray:
+        """Document numbers of one term."""
+        if info.is_inlined():
+            return np.array(info.inlined_postings()[0], np.int64)
+        offset, length = info.extent()
+        if isinstance(length, tuple):  # W3TermInfo.from_bytes leaves it packed
+            length = length[0]
+        return _decode_blocks(self.terms._postfile.get(offset, length))
 
     def _read_slow(self, field: str, text: bytes, prefix: bool) -> np.ndarray:
         """Any other codec: Whoosh's own term and matcher API."""
@@ -229,13 +279,6 @@ class SegmentView:
             if (field, t) in reader:
                 found[np.fromiter(reader.postings(field, t).all_ids(), np.int64)] = True
         return np.flatnonzero(found).astype(np.int32)
-
-
-def _union(parts: list[np.ndarray], count: int) -> np.ndarray:
-    mask = np.zeros(count, np.bool_)
-    for p in parts:
-        mask[p] = True
-    return np.flatnonzero(mask).astype(np.int32)
 
 
 def _segment_order(segid: str, reader: object, count: int) -> _Order:
