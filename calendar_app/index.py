@@ -428,17 +428,19 @@ class TextIndex:
 
     def refresh(self) -> None:
         """Move to the newest generation if another commit happened (here or in
-        another worker). A generation whose files vanish meanwhile is skipped."""
+        another worker). The new generation is opened outside the lock (~0.1 s at
+        100k events), so searches meanwhile keep answering from the previous one."""
+        snap = self._snapshot
+        if snap is None or snap.up_to_date():
+            return
+        try:
+            fresh = textsearch.open_snapshot(self.dir)
+        except OSError:
+            fresh = None  # the folder is being replaced (a rebuild): open at next search
         with self._search_lock:
-            snap = self._snapshot
-            try:
-                if snap is not None and not snap.up_to_date():
-                    self._snapshot = textsearch.open_snapshot(self.dir)
-                    snap.close()
-            except OSError:
-                # The folder itself was replaced (a rebuild): open afresh next search.
-                self._snapshot = None
-                snap.close()
+            old, self._snapshot = self._snapshot, fresh
+        if old is not None:
+            old.close()
 
     def search(self, q: wq.Query) -> tuple[set[int], set[str]] | None:
         """(ids, keys) of every matching document; None when there is no index yet.

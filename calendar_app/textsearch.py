@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
+import os
 import pickle
 import threading
 import time
@@ -57,7 +58,7 @@ class PostingCache:
     """Decoded document numbers per (segment id, field, kind, term bytes): an LRU
     bounded by the bytes of the arrays it holds."""
 
-    def __init__(self, max_bytes: int = 96 << 20) -> None:
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
         self.max_bytes = max_bytes
         self.bytes = 0
         self.items: OrderedDict[tuple, np.ndarray] = OrderedDict()
@@ -319,9 +320,20 @@ class Snapshot:
         self.generation = self.reader.generation()
         self.schema = self.reader.schema
         self.segments = [SegmentView(r) for r, _base in self.reader.leaf_readers()]
+        self.stamp = self._stamp()
+
+    def _stamp(self) -> tuple[int, int]:
+        """Identity of this generation's TOC file: a rebuild replaces the whole folder
+        and may reach the same generation number."""
+        st = os.stat(self.folder / windex.TOC._filename(self.ix.indexname, self.generation))
+        return st.st_ino, st.st_mtime_ns
 
     def up_to_date(self) -> bool:
-        return self.ix.latest_generation() == self.generation
+        try:
+            return (self.ix.latest_generation() == self.generation
+                    and self._stamp() == self.stamp)
+        except OSError:
+            return False
 
     def close(self) -> None:
         with contextlib.suppress(ReaderClosed, OSError):  # nothing left to release

@@ -187,3 +187,24 @@ def test_known_filters_ids_not_in_the_catalog() -> None:
     # Sparse ids (a lookup table would be huge): sorted keys instead.
     assert textsearch.known(ids, {5: 0, 10**9: 0}, 2).tolist() == [5, 10**9]
     assert textsearch.known(ids[:0], {1: 0}, 3).tolist() == []
+
+
+def test_refresh_follows_a_rebuild_to_the_same_generation(built, tmp_path) -> None:
+    """A rebuild swaps in a new folder; its generation number may equal the one this
+    process has open, which must not pass for up to date."""
+    folder, _docs = built
+    text = index.TextIndex(folder.parent)
+    q = index.SearchTerms("tango").query("events", FIELDS)
+    assert len(text.search_ids(q)) > 10
+    generation = windex.open_dir(str(folder)).latest_generation()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    write(fresh, [{**doc(random.Random(1), 5000), "title": ["tango"]}], create=True)
+    while windex.open_dir(str(fresh)).latest_generation() < generation:
+        write(fresh, [])
+    assert windex.open_dir(str(fresh)).latest_generation() == generation
+    folder.rename(tmp_path / "old")
+    fresh.rename(folder)
+    text.refresh()
+    assert text.search_ids(q).tolist() == [5000]
+    text.close()
