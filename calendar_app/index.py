@@ -418,7 +418,7 @@ class TextIndex:
 
     # -- reading -------------------------------------------------------------------
     # One snapshot of the index per process, read as numpy arrays (textsearch.py):
-    # decoded postings are cached per segment and word prefix, so a search costs a
+    # decoded postings are cached per segment and term, so a search costs a
     # few vectorised mask operations instead of Whoosh walking every posting.
     def _close_searcher(self) -> None:
         with self._search_lock:

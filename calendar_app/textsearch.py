@@ -6,16 +6,18 @@ enumerate and map to ids. Here the index (same files, same writer) is read per
 segment and per term straight from the posting blocks into numpy arrays:
 
 - a `Snapshot` is one generation of the index: one reader per segment, the `rid`
-  column of each segment as an int64 array (-1 where a document is deleted);
-- the documents of a word prefix in a field (every term it expands to, or one exact
-  term) are decoded once into a sorted int32 array of document numbers and kept in a
-  process-wide LRU bounded in bytes (`PostingCache`), keyed by the segment's id: a
-  segment never changes once written (deletions live in the TOC and are applied
-  through the `rid` array), so entries stay valid across generations and only the
-  segments a commit adds or merges are read again;
+  column of each segment sorted (`_Order`: record ids in order, and each document's
+  rank in it), and which documents are deleted (from the TOC);
+- the documents of a term are decoded once, as a boolean mask in rank order (or the
+  ranks themselves when the term is rare), and kept in a process-wide LRU bounded in
+  bytes (`PostingCache`), keyed by the segment's id: a segment never changes once
+  written (deletions live in the TOC), so entries stay valid across generations and
+  only the segments a commit adds or merges are read again. A word prefix is the
+  union of the terms it expands to ("ja", "jaz", "jazz" share the decoded "jazz");
 - a query (the `And`/`Or`/`AndNot`/`Term`/`Prefix` tree `SearchTerms.query` builds)
-  is evaluated per segment as boolean masks; the answer is a sorted int64 array of
-  distinct record ids. Any other query node falls back to Whoosh's own matchers.
+  is evaluated per segment with mask operations; the ids of the final mask come out
+  sorted (rank order), distinct, as int64. Any other query node falls back to
+  Whoosh's own matchers.
 
 Another worker's commit may merge segments away while this process opens or reads
 them: opening retries on the next generation, and a search that meets a missing file
@@ -423,7 +425,7 @@ def open_snapshot(folder: Path, retries: int = OPEN_RETRIES,
 
 
 # ------------------------------------------------------------------ known ids
-_KNOWN: dict[str, tuple[tuple[int, int], np.ndarray, bool]] = {}
+_KNOWN: list = [None, -1, None, False]  # records, version, lookup table, dense
 _KNOWN_LOCK = threading.Lock()
 
 
@@ -434,20 +436,19 @@ def known(ids: np.ndarray, records: dict, version: int) -> np.ndarray:
     so the check is a vectorised gather rather than a Python loop per id."""
     if not len(ids):
         return ids
-    tag = (id(records), version)
     with _KNOWN_LOCK:
-        entry = _KNOWN.get("last")
-        if entry is None or entry[0] != tag:
+        # The dict itself is held (not its id()), so another catalog cannot pass for it.
+        if _KNOWN[0] is not records or _KNOWN[1] != version:
             keys = np.fromiter(records.keys(), np.int64, len(records))
             top = int(keys.max()) if len(keys) else -1
-            dense = 0 <= int(keys.min() if len(keys) else 0) and top < 4 * len(keys) + 4096
+            dense = bool(len(keys)) and int(keys.min()) >= 0 and top < 4 * len(keys) + 4096
             if dense:
                 table = np.zeros(top + 1, np.bool_)
                 table[keys] = True
             else:
                 table = np.sort(keys)
-            entry = _KNOWN["last"] = (tag, table, dense)
-    _tag, table, dense = entry
+            _KNOWN[:] = [records, version, table, dense]
+        table, dense = _KNOWN[2], _KNOWN[3]
     if dense:
         inside = (ids >= 0) & (ids < len(table))
         ok = inside.copy()
