@@ -23,7 +23,10 @@ index unless present (`reindex`, same cache folder as lists_bench so a later run
 reuses it), start gunicorn, wait until both workers answer, send `--warmup` requests
 of each kind (distinct too, not counted), then `--per-kind` of each kind, timing each
 request on the client (connect to last byte). Prints p50/p95/max per kind and the
-workers' RSS (now and peak). Run by hand, never by CI.
+workers' RSS (now and peak). Also the workers' CPU time per request (all their
+threads, from /proc/<pid>/task/*/schedstat, read between requests): on a machine
+shared with other jobs, wall-clock latency includes waiting for a core, the CPU time
+mostly does not. Run by hand, never by CI.
 """
 
 from __future__ import annotations
@@ -128,6 +131,25 @@ def get(port: int, url: str) -> tuple[int, float]:
     return response.status, (time.perf_counter() - t) * 1000
 
 
+def workers(server_pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(server_pid)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return [int(p) for p in out]
+
+
+def cpu_ns(pids: list[int]) -> int:
+    """On-CPU nanoseconds so far of every thread of these processes."""
+    total = 0
+    for pid in pids:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat") as fh:
+                    total += int(fh.read().split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    return total
+
+
 def worker_memory(server_pid: int) -> list[tuple[int, int]]:
     """(VmRSS, VmHWM) in MiB of each gunicorn worker (the children of the master)."""
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(server_pid)],
@@ -173,6 +195,7 @@ def bench(size: int, root: Path, port: int, per_kind: int, warmup: int, seed: in
          str(REPO / "bench"), "bench_wsgi:app"], cwd=REPO, env=env)
     stream = Stream(size, seed)
     times: dict[str, list[float]] = {k: [] for k in KINDS}
+    cpu: dict[str, list[float]] = {k: [] for k in KINDS}
     try:
         for _ in range(1200):
             try:
@@ -185,35 +208,44 @@ def bench(size: int, root: Path, port: int, per_kind: int, warmup: int, seed: in
         for _ in range(warmup):
             for kind in KINDS:
                 get(port, stream.query(kind))
+        pids = workers(server.pid)
+        load = os.getloadavg()[0]
         t0 = time.perf_counter()
         for _ in range(per_kind):
             for kind in KINDS:
-                status, ms = get(port, stream.query(kind))
+                url = stream.query(kind)
+                before = cpu_ns(pids)
+                status, ms = get(port, url)
+                cpu[kind].append((cpu_ns(pids) - before) / 1e6)
                 assert status == 200 or (status == 404), status
                 times[kind].append(ms)
         elapsed = time.perf_counter() - t0
+        load = (load, os.getloadavg()[0])
         memory = worker_memory(server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
-    return {"size": size, "times": times, "rss": max(m[0] for m in memory),
-            "hwm": max(m[1] for m in memory), "elapsed": elapsed}
+    return {"size": size, "times": times, "cpu": cpu, "rss": max(m[0] for m in memory),
+            "hwm": max(m[1] for m in memory), "elapsed": elapsed,
+            "load": load}
 
 
 def table(results: list[dict]) -> str:
-    head = ("| events | kind | requests | p50 (ms) | p95 (ms) | max (ms) | mean (ms) |\n"
-            "|---|---|---|---|---|---|---|")
+    head = ("| events | kind | requests | p50 (ms) | p95 (ms) | max (ms) | mean (ms) "
+            "| CPU p50 / p95 / max (ms) |\n|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in results:
         for kind in KINDS:
-            t = r["times"][kind]
+            t, c = r["times"][kind], r["cpu"][kind]
             lines.append(f"| {r['size']:,} | {kind} | {len(t)} | {statistics.median(t):.1f} | "
                          f"{percentile(t, 95):.1f} | {max(t):.1f} | "
-                         f"{statistics.fmean(t):.1f} |")
+                         f"{statistics.fmean(t):.1f} | {statistics.median(c):.1f} / "
+                         f"{percentile(c, 95):.1f} / {max(c):.1f} |")
     lines.append("")
     lines += [f"{r['size']:,} events: largest worker RSS {r['rss']} MiB after the run, "
               f"peak {r['hwm']} MiB; {sum(map(len, r['times'].values()))} requests in "
-              f"{r['elapsed']:.1f} s" for r in results]
+              f"{r['elapsed']:.1f} s; load average {r['load'][0]:.1f} before, "
+              f"{r['load'][1]:.1f} after" for r in results]
     return "\n".join(lines)
 
 
