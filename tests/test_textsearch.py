@@ -208,3 +208,14 @@ def test_refresh_follows_a_rebuild_to_the_same_generation(built, tmp_path) -> No
     text.refresh()
     assert text.search_ids(q).tolist() == [5000]
     text.close()
+
+
+def test_other_query_nodes_fall_back_to_whoosh(built) -> None:
+    from whoosh import query as wq
+
+    folder, _docs = built
+    snap = textsearch.open_snapshot(folder)
+    q = wq.And([wq.Term("collection", "events"), wq.Wildcard("title", "ja*z")])
+    got = snap.ids(q)
+    assert len(got) and set(got.tolist()) == whoosh_ids(folder, q)
+    snap.close()
