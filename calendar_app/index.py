@@ -584,7 +584,8 @@ class CalendarIndex:
         view = self.catalog.view()
         stale_ids = {i for p in pending if (i := view.paths.get(p)) is not None}
         # A pending path's old document may still be in the index: trust memory there.
-        ids = textsearch.known(found, view.records, view.version)
+        known = view.derive("known-ids", lambda: textsearch.KnownIds(view.records))
+        ids = known.filter(found)  # type: ignore[attr-defined]
         if stale_ids:
             ids = ids[~np.isin(ids, np.fromiter(stale_ids, np.int64))]
             again = [rid for rid in stale_ids

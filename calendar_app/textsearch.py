@@ -425,36 +425,33 @@ def open_snapshot(folder: Path, retries: int = OPEN_RETRIES,
 
 
 # ------------------------------------------------------------------ known ids
-_KNOWN: list = [None, -1, None, False]  # records, version, lookup table, dense
-_KNOWN_LOCK = threading.Lock()
+class KnownIds:
+    """Which ids are records of one catalog version: the index may hold a record this
+    version does not have yet. Made once per version (`CatalogVersion.derive`): a
+    dense mask when ids are dense, else the sorted ids, so filtering a search result
+    is a vectorised gather rather than a Python loop per id."""
 
+    def __init__(self, records: dict) -> None:
+        keys = np.fromiter(records.keys(), np.int64, len(records))
+        top = int(keys.max()) if len(keys) else -1
+        self.dense = bool(len(keys)) and int(keys.min()) >= 0 and top < 4 * len(keys) + 4096
+        if self.dense:
+            self.table = np.zeros(top + 1, np.bool_)
+            self.table[keys] = True
+        else:
+            self.table = np.sort(keys)
 
-def known(ids: np.ndarray, records: dict, version: int) -> np.ndarray:
-    """The ids in `ids` that are keys of `records` (the catalog's records at
-    `version`): the index may hold a record this process has not loaded yet. A lookup
-    table per catalog version (a dense mask when ids are dense, else sorted keys),
-    so the check is a vectorised gather rather than a Python loop per id."""
-    if not len(ids):
-        return ids
-    with _KNOWN_LOCK:
-        # The dict itself is held (not its id()), so another catalog cannot pass for it.
-        if _KNOWN[0] is not records or _KNOWN[1] != version:
-            keys = np.fromiter(records.keys(), np.int64, len(records))
-            top = int(keys.max()) if len(keys) else -1
-            dense = bool(len(keys)) and int(keys.min()) >= 0 and top < 4 * len(keys) + 4096
-            if dense:
-                table = np.zeros(top + 1, np.bool_)
-                table[keys] = True
-            else:
-                table = np.sort(keys)
-            _KNOWN[:] = [records, version, table, dense]
-        table, dense = _KNOWN[2], _KNOWN[3]
-    if dense:
-        inside = (ids >= 0) & (ids < len(table))
-        ok = inside.copy()
-        ok[inside] = table[ids[inside]]
-        return ids[ok]
-    if not len(table):
-        return ids[:0]
-    at = np.clip(np.searchsorted(table, ids), 0, len(table) - 1)
-    return ids[table[at] == ids]
+    def filter(self, ids: np.ndarray) -> np.ndarray:
+        """The ids (in their order) that are records of the version."""
+        table = self.table
+        if not len(ids):
+            return ids
+        if self.dense:
+            inside = (ids >= 0) & (ids < len(table))
+            ok = inside.copy()
+            ok[inside] = table[ids[inside]]
+            return ids[ok]
+        if not len(table):
+            return ids[:0]
+        at = np.clip(np.searchsorted(table, ids), 0, len(table) - 1)
+        return ids[table[at] == ids]

@@ -181,12 +181,13 @@ def test_no_index_means_none(tmp_path: Path) -> None:
     assert text.search(index.SearchTerms("x").query("events", FIELDS)) is None
 
 
-def test_known_filters_ids_not_in_the_catalog() -> None:
+def test_known_ids_filter_ids_not_in_the_catalog() -> None:
     ids = np.array([1, 5, 7, 10**9], np.int64)
-    assert textsearch.known(ids, {1: 0, 7: 0, 9: 0}, 1).tolist() == [1, 7]
+    assert textsearch.KnownIds({1: 0, 7: 0, 9: 0}).filter(ids).tolist() == [1, 7]
     # Sparse ids (a lookup table would be huge): sorted keys instead.
-    assert textsearch.known(ids, {5: 0, 10**9: 0}, 2).tolist() == [5, 10**9]
-    assert textsearch.known(ids[:0], {1: 0}, 3).tolist() == []
+    assert textsearch.KnownIds({5: 0, 10**9: 0}).filter(ids).tolist() == [5, 10**9]
+    assert textsearch.KnownIds({1: 0}).filter(ids[:0]).tolist() == []
+    assert textsearch.KnownIds({}).filter(ids).tolist() == []
 
 
 def test_refresh_follows_a_rebuild_to_the_same_generation(built, tmp_path) -> None:
