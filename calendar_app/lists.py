@@ -484,8 +484,9 @@ def _with_children(view: CatalogVersion, categories: list[Record]) -> list[Recor
             continue
         seen.add(record.id)
         out.append(record)
-        todo += [r for r in view.linked("categories", record.slug)
-                 if r.collection == "categories"]
+        # By the children's `parent`, not by what links to the category: that is
+        # thousands of events at 100,000 (4-5 ms a query).
+        todo += [r for r in view.all("categories") if r.data.get("parent") == record.slug]
     return out
 
 
