@@ -62,9 +62,22 @@ _GFM_EXTENSIONS = ["table", "autolink", "strikethrough", "tasklist"]
 _CMARK_OPTIONS = _CmarkOptions.CMARK_OPT_UNSAFE | _CmarkOptions.CMARK_OPT_GITHUB_PRE_LANG
 
 
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,40}")
+
+
+def _attribute(_tag: str, name: str, value: str) -> str | None:
+    """`lang` (allowed everywhere by nh3, and set on code blocks from the fence's info
+    string) keeps only a language name: a fence written ```javascript: must not carry
+    its text into the markup."""
+    if name == "lang" and not _LANGUAGE.fullmatch(value):
+        return None
+    return value
+
+
 # Built once: passing the allow-lists to nh3.clean converted them on every call, three
 # quarters of its time.
 _CLEANER = nh3.Cleaner(
+    attribute_filter=_attribute,
     tags=_ALLOWED_TAGS,
     # Drop the content of these too, not just the tags.
     clean_content_tags={"script", "style", "iframe", "object", "embed", "template"},

@@ -230,3 +230,9 @@ def test_plain_line_shortcut_examples() -> None:
     for syntax in ("1. first", "- item", "a_b_", "Tom & Jerry", "*x*", "# Title", "a | b",
                    "Café"):
         assert not markup._PLAIN_LINE.fullmatch(syntax), syntax
+
+
+def test_a_code_fence_info_string_is_not_carried_into_markup() -> None:
+    """Found by the property test above: ```javascript: became <pre lang="javascript:">."""
+    assert render_html("```javascript:\nx\n```") == "<pre><code>x\n</code></pre>"
+    assert render_html("```python\nx\n```").startswith('<pre lang="python">')
