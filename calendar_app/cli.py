@@ -16,7 +16,7 @@ from .starter import StarterError, serving_content
 from .starter import register as register_starter
 from .trash import register as register_trash
 from .users import ROLES, UserStore
-from .wiring import default_cache_dir, default_users_file
+from .wiring import command_tree, default_users_file
 
 
 def _users_arg(parser: argparse.ArgumentParser) -> None:
@@ -70,12 +70,7 @@ def cmd_users(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    try:
-        content, _made = serving_content(args.content)
-    except StarterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir(content)
+    content, cache_dir = command_tree(args.content, args.cache_dir)
     t0 = time.perf_counter()
     catalog = Catalog(ContentTree(content, cache_dir / "write.lock"))
     catalog.load(cache_dir / "catalog.pickle")

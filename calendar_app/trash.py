@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import sys
 from pathlib import Path
 
 from . import dates
 from .records import Record
 from .resources import RESOURCES
-from .starter import StarterError, serving_content
-from .wiring import Calendar, default_cache_dir, default_users_file, open_calendar
+from .wiring import Calendar, command_tree, default_users_file, open_calendar
 
 
 def last_change(calendar: Calendar, record: Record) -> dt.datetime | None:
@@ -66,12 +64,7 @@ def empty_trash(calendar: Calendar, older_than: dt.timedelta) -> list[Record]:
 
 
 def cmd_empty_trash(args: argparse.Namespace) -> int:
-    try:
-        content, _made = serving_content(args.content)
-    except StarterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir(content)
+    content, cache_dir = command_tree(args.content, args.cache_dir)
     calendar = open_calendar(content, default_users_file(), cache_dir,
                              index_in_background=False)
     try:

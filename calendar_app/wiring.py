@@ -18,7 +18,11 @@ from .catalog import Catalog
 from .content import ContentTree
 from .index import CalendarIndex
 from .service import Service
-from .starter import BUNDLED_CONTENT  # noqa: F401  (the sample: importers find it here)
+from .starter import (
+    BUNDLED_CONTENT,  # noqa: F401  (the sample: importers find it here)
+    StarterError,
+    serving_content,
+)
 from .users import UserStore
 from .watcher import Journal, Watcher, follow_catalog
 
@@ -101,3 +105,13 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     clock = clocks.fixed(now) if now else clocks.system_now
     return Calendar(tree, catalog, users, Service(catalog, users, clock), clock, cache_dir,
                     index, journal, watch)
+
+
+def command_tree(content: Path | None, cache_dir: str | None) -> tuple[Path, Path]:
+    """(content, cache folder) a maintenance command works on: the calendar `serve`
+    would serve; exits with the reason when that is the sample inside the code."""
+    try:
+        content, _made = serving_content(content)
+    except StarterError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    return content, Path(cache_dir) if cache_dir else default_cache_dir(content)
