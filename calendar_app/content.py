@@ -447,18 +447,18 @@ class ContentTree:
             self._git("reset", "-q", "--", *self._repo_paths(relpaths))
 
     def first_commits(self, relpaths: list[str]) -> dict[str, int]:
-        """relpath -> time (seconds) of the commit that first added it; paths never
-        committed are absent."""
+        """relpath -> rank of the commit that first added it (0: the oldest; commits
+        made in the same second still rank apart); paths never committed are absent."""
         if self.git_root is None or not relpaths:
             return {}
         by_repo = {str((self.root / p).relative_to(self.git_root)): p for p in relpaths}
-        out = self._git("log", "--format=%x00%ct", "--name-only", "--diff-filter=A",
-                        "--", *by_repo, check=False)
+        out = self._git("log", "--reverse", "--format=%x00", "--name-only",
+                        "--diff-filter=A", "--", *by_repo, check=False)
         found: dict[str, int] = {}
-        when = 0
+        rank = 0
         for line in out.splitlines():
             if line.startswith("\0"):
-                when = int(line[1:])
+                rank += 1
             elif line in by_repo:
-                found[by_repo[line]] = when  # newest first: the last seen is the first
+                found.setdefault(by_repo[line], rank)
         return found
