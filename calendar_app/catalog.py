@@ -335,19 +335,32 @@ class Catalog:
         """Re-read these files (changed, added or removed), as one new version; True if
         anything changed. A file whose bytes are those last read or written here is
         left as it is."""
-        with self.changing("files") as work:
+        with self.lock:
+            settings = False
             fresh: dict[str, tuple[tuple[int, int], bytes] | None] = {}
             for relpath in relpaths:
                 if relpath == SETTINGS_FILE:
-                    work.settings = self.tree.settings()
-                    self._batch.add(relpath)
+                    settings = True
                 elif self.tree.collection_of(relpath) is not None:
                     found = self._read(relpath)
+                    if found is None and relpath not in self.stats:
+                        continue  # gone, and never read: nothing to forget
                     if found is not None and relpath in self.stats and (
                             self.digests.get(relpath) == _digest(found[1])):
                         self.stats[relpath] = found[0]
                         continue
                     fresh[relpath] = found
+            if not fresh and not settings:
+                return False  # our own writes, seen again: no new version to build
+            return self._apply_fresh(fresh, settings)
+
+    def _apply_fresh(self, fresh: dict[str, tuple[tuple[int, int], bytes] | None],
+                     settings: bool) -> bool:
+        """The next version, with these files (stat and bytes; None: gone) read anew."""
+        with self.changing("files") as work:
+            if settings:
+                work.settings = self.tree.settings()
+                self._batch.add(SETTINGS_FILE)
             # Forget everything first, then load, served files first: a rename or a
             # branch checkout moves ids and slugs between files and must not look like
             # a clash, and a file already served keeps its id against a newcomer.
