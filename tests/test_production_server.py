@@ -11,10 +11,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import BASE, make_repo
-from test_reliability_concurrency import Http, free_port, start_gunicorn, stop, wait_for_port
+from test_reliability_concurrency import Http, basic, free_port, start_gunicorn, stop, wait_for_port
 
 
 def _interface_error(status: int, payload: object, expected: int) -> None:
@@ -58,3 +59,47 @@ def test_long_query_and_huge_headers_get_the_interface_errors(tmp_path: Path,
         stop(proc)
     assert "Traceback" not in log.read_text(errors="replace")
     print("PRODUCTION limits: " + json.dumps({"query_414": "json", "headers_431": "json"}))
+
+
+def test_master_loads_before_forking_and_workers_share_writes(
+        tmp_path: Path, users: dict[str, str]) -> None:
+    content = make_repo(tmp_path)
+    port = free_port()
+    log = tmp_path / "gunicorn.log"
+    # The access log names the worker (pid) that answered each request.
+    proc = start_gunicorn(content, tmp_path / "users.yaml", tmp_path / "cache", port, log=log,
+                          extra=("--access-logfile", "-",
+                                 "--access-logformat", "ACCESS %(p)s %(m)s %(U)s %(s)s"))
+    try:
+        wait_for_port(port, proc, log=log)
+        admin = Http(port, basic("administrator", users["administrator"]))
+        reader = Http(port)
+        for n in range(25):
+            status, _, created = admin.request("POST", f"{BASE}/events", {
+                "title": f"Preloaded {n}", "start_date": "2027-01-05 10:00:00",
+                "end_date": "2027-01-05 11:00:00", "status": "publish"})
+            assert status == 201, created
+            for _ in range(3):  # new connections: either worker may answer
+                status, _, got = reader.request("GET", f"{BASE}/events/{created['id']}")
+                assert status == 200 and got["title"] == f"Preloaded {n}", (status, got)
+            status, _, _ = admin.request("PATCH", f"{BASE}/events/{created['id']}",
+                                         {"title": f"Changed {n}"})
+            assert status == 200
+            for _ in range(3):
+                status, _, got = reader.request("GET", f"{BASE}/events/{created['id']}")
+                assert status == 200 and got["title"] == f"Changed {n}", (status, got)
+    finally:
+        stop(proc)
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text and "WORKER TIMEOUT" not in text, text[-4000:]
+    # The master (the process started) loaded the calendar, once; each worker says it
+    # got the calendar from it and started its threads right after the fork.
+    loaded = re.findall(r"calendar loaded before forking: (\d+) records \(pid (\d+)\)", text)
+    assert [int(pid) for _, pid in loaded] == [proc.pid], text[-4000:]
+    forked = re.findall(r"worker (\d+) ready: calendar loaded by pid (\d+)", text)
+    assert len(forked) == 2 and {int(by) for _, by in forked} == {proc.pid}, text[-4000:]
+    workers = {int(pid) for pid, _ in forked}
+    served = {int(pid) for pid in re.findall(r"ACCESS <(\d+)> GET ", text)}
+    assert served == workers, (served, workers)
+    print("PRODUCTION preload: " + json.dumps({"records": int(loaded[0][0]),
+                                              "workers_serving": len(served)}))
