@@ -106,6 +106,9 @@ def main() -> None:
                         help="seconds to wait for the background index build")
     parser.add_argument("--max-wait", type=float, default=900,
                         help="give up when no 200 came within this many seconds")
+    parser.add_argument("--timeout", type=int, default=30,
+                        help="gunicorn's worker timeout (its default: 30 s); lower it to "
+                             "stand for a slower disk or a larger calendar")
     parser.add_argument("--no-config", action="store_true",
                         help="gunicorn without the shipped configuration (the old command)")
     args = parser.parse_args()
@@ -119,12 +122,15 @@ def main() -> None:
     env = {**os.environ, "CALENDAR_CONTENT": str(content), "CALENDAR_CACHE": str(cache),
            "CALENDAR_USERS": str(args.root / "cold-users.yaml"), "PYTHONPATH": str(REPO)}
     url = f"http://127.0.0.1:{args.port}{BASE}"
-    r: dict = {"size": args.size, "workers": args.workers, "config": not args.no_config}
+    r: dict = {"size": args.size, "workers": args.workers, "config": not args.no_config,
+               "timeout": args.timeout}
     t0 = time.monotonic()
     with open(log_file, "wb") as log:
         server = subprocess.Popen(
             [str(Path(PY).parent / "gunicorn"),
-             *(() if args.no_config else ("-c", "python:calendar_app.gunicorn_conf")), "-w", str(args.workers), "-b", f"127.0.0.1:{args.port}", "calendar_app.wsgi:app"],
+             *(() if args.no_config else ("-c", "python:calendar_app.gunicorn_conf")),
+             "-w", str(args.workers), "--timeout", str(args.timeout),
+             "-b", f"127.0.0.1:{args.port}", "calendar_app.wsgi:app"],
             cwd=REPO, env=env, stdout=log, stderr=log)
     sampler = Sampler(server.pid)
     sampler.start()
