@@ -18,6 +18,7 @@ from .errors import ApiError
 
 DEFAULTS = {
     "MAX_QUERY_LENGTH": 4096,  # characters of query string
+    "MAX_HEADER_BYTES": 16384,  # request headers together (names, values, ": ", CRLF)
     "MAX_INCLUDE_IDS": 100,  # ids in an `include`/`exclude` list
     "RATE_LIMIT": 0,  # requests per minute per client; 0 = off
     "LOGIN_MAX_FAILURES": 10,  # failed logins per client ...
@@ -94,8 +95,25 @@ def login_failed() -> None:
     _windows()[0].add(client_id(), time.monotonic())
 
 
+def _header_bytes(environ: dict) -> int:
+    """Size of the request's headers as sent, give or take the spelling of names."""
+    total = 0
+    for key, value in environ.items():
+        if key.startswith("HTTP_"):
+            total += len(key) - 5 + len(value) + 4
+        elif key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            total += len(key) + len(value) + 4
+    return total
+
+
 def _before() -> None:
     config = current_app.config
+    # Our own header limit, so that huge headers get the interface's shape: the
+    # gunicorn configuration (gunicorn_conf.py) lets through more than this.
+    if _header_bytes(request.environ) > config["MAX_HEADER_BYTES"]:
+        raise ApiError(431, "rest_headers_too_large",
+                       f"The request headers are larger than {config['MAX_HEADER_BYTES']} "
+                       "bytes.")
     if len(request.query_string) > config["MAX_QUERY_LENGTH"]:
         raise ApiError(414, "rest_query_too_long",
                        f"The query string is longer than {config['MAX_QUERY_LENGTH']} "

@@ -470,6 +470,12 @@ class TextIndex:
     def close(self) -> None:
         self._close_searcher()
 
+    def after_fork(self) -> None:
+        """In a forked child: a searcher of the parent (its open files are shared
+        descriptors) is forgotten, not closed; the child opens its own when it searches."""
+        self._snapshot = None
+        self._search_lock = threading.Lock()
+
 
 # ------------------------------------------------------------------ the whole
 class CalendarIndex:
@@ -538,6 +544,14 @@ class CalendarIndex:
         self._thread = threading.Thread(target=self._run, name="calendar-indexer",
                                         daemon=True)
         self._thread.start()
+
+    def after_fork(self) -> None:
+        """In a process forked from the one that built this (gunicorn's preload): the
+        parent's writer thread does not exist here, so `start` makes one; locks are
+        new in case a thread of the parent held one at the fork."""
+        self._thread = None
+        self._pending_lock = threading.Lock()
+        self.text.after_fork()
 
     def _run(self) -> None:
         while not self._stop.is_set():

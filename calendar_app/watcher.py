@@ -60,6 +60,14 @@ class Journal:
         catalog.listeners.append(self._on_change)
         catalog.tree.lock_hooks.append(self.catch_up)
 
+    def after_fork(self) -> None:
+        """In a worker forked from the process that loaded the catalog (gunicorn's
+        preload): a name of its own, or every worker would take the others' lines for
+        its own and skip them. The offsets stay: the catalog is the one loaded at
+        them, and a worker forked later reads everything appended since."""
+        self._me = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self._lock = threading.Lock()
+
     def _on_change(self, relpaths: set[str], origin: str) -> None:
         if origin != "write":
             return  # changes read from disk are seen by every process's own watcher

@@ -58,6 +58,7 @@ class Calendar:
     watcher: Watcher | None = None
     _pid: int = 0
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
+    loaded_in: int = field(default_factory=os.getpid)  # the process that loaded it
 
     def ensure_started(self) -> None:
         """Background threads run in the serving process: after a gunicorn fork the
@@ -74,6 +75,18 @@ class Calendar:
                 self.watcher.start()
                 # Anything that changed between loading and watching.
                 self.catalog.resync()
+
+    def after_fork(self) -> None:
+        """In a worker forked from the process that loaded the calendar (gunicorn's
+        `preload_app`, called from its `post_fork` hook): make what is tied to one
+        process this worker's own, then start the background threads now instead of
+        on the first request. The loading process never starts them, so no thread of
+        ours can hold a lock at the fork; the locks are renewed anyway, cheaply."""
+        self._start_lock = threading.Lock()
+        self.journal.after_fork()
+        self.index.after_fork()
+        self.watcher = None  # the loader's, if it had one, does not run here
+        self.ensure_started()
 
     def sync(self) -> None:
         """Per request: pick up writes other worker processes made (one stat)."""

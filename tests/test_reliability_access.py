@@ -427,6 +427,11 @@ def test_limits_are_configurable_and_answered_in_error_shape(config: dict, auth,
     assert git(content.parent, "rev-list", "--count", "HEAD") == commits
     _error_shape(client.get(f"{BASE}/events?search=" + "q" * 400), 414)
     assert client.get(f"{BASE}/events?search=" + "q" * 200).status_code == 200
+    # Headers, all together (name, value, ": " and CRLF each): 431.
+    _error_shape(client.get(f"{BASE}/events", headers={"X-Big": "h" * 17000}), 431)
+    _error_shape(client.get(f"{BASE}/events", headers={
+        f"X-Part-{i}": "h" * 1000 for i in range(17)}), 431)
+    assert client.get(f"{BASE}/events", headers={"X-Big": "h" * 15000}).status_code == 200
     _error_shape(client.get(f"{BASE}/events?include=1,2,3,4,5,6"), 400)
     assert client.get(f"{BASE}/events?include=1,2,3,4,5").status_code == 200
     _error_shape(client.get(f"{BASE}/categories?include=1,2,3,4,5,6"), 400)
@@ -465,8 +470,8 @@ def test_limits_are_documented() -> None:
     text = "\n".join(p.read_text() for p in [REPO_ROOT / "README.md",
                                               *(REPO_ROOT / "docs").glob("*.md")]
                      if p.name != "reliability.md")
-    for key in ("MAX_CONTENT_LENGTH", "MAX_QUERY_LENGTH", "MAX_INCLUDE_IDS", "RATE_LIMIT",
-                "LOGIN_MAX_FAILURES", "LOGIN_WINDOW", "CORS_ORIGINS"):
+    for key in ("MAX_CONTENT_LENGTH", "MAX_QUERY_LENGTH", "MAX_HEADER_BYTES",
+                "MAX_INCLUDE_IDS", "RATE_LIMIT", "LOGIN_MAX_FAILURES", "LOGIN_WINDOW", "CORS_ORIGINS"):
         assert key in text, f"{key} is not documented"
 
 

@@ -129,13 +129,14 @@ class ThreadedServer:
 
 
 def start_gunicorn(content: Path, users_file: Path, cache: Path, port: int, workers: int = 2,
-                   log: Path | None = None) -> subprocess.Popen:
+                   log: Path | None = None, extra: tuple[str, ...] = ()) -> subprocess.Popen:
     env = dict(os.environ, CALENDAR_CONTENT=str(content), CALENDAR_USERS=str(users_file),
                CALENDAR_CACHE=str(cache), PYTHONPATH=str(REPO_ROOT))
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
     return subprocess.Popen(
-        [str(VENV_BIN / "gunicorn"), "-w", str(workers), "-b", f"127.0.0.1:{port}",
-         "--timeout", "120", "--graceful-timeout", "5", "calendar_app.wsgi:app"],
+        # The production configuration (README), so every gunicorn test runs with it.
+        [str(VENV_BIN / "gunicorn"), "-c", "python:calendar_app.gunicorn_conf",
+         "-w", str(workers), "-b", f"127.0.0.1:{port}", "--timeout", "120", "--graceful-timeout", "5", *extra, "calendar_app.wsgi:app"],
         cwd=REPO_ROOT, env=env, stdout=out, stderr=out, start_new_session=True)
 
 
