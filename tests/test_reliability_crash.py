@@ -27,6 +27,7 @@ import re
 import signal
 import threading
 import time
+from http.client import HTTPException
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,7 @@ def burst(port: int, creds: list[dict], round_no: int, ids: list[int], results: 
                 body = {}
             try:
                 status, _, payload = http.request(method, path, body, timeout=30)
-            except OSError:
+            except (OSError, HTTPException):  # killed mid-answer: cut off
                 status, payload = None, None
             entry = {"method": method, "target": target, "token": token, "status": status,
                      "response": payload}
