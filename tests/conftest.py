@@ -19,6 +19,15 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = REPO_ROOT / "content"
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
 BASE = "/wp-json/tribe/events/v1"
+# A hand-written event file the editorial and hardening tests vary.
+CRAFTED_EVENT = """\
+id: 900
+title: Crafted
+slug: crafted
+start_date: 2027-05-01 19:00:00
+end_date: 2027-05-01 21:00:00
+venue: the-blue-lantern
+"""
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import CRAFTED_EVENT as EVENT
 from conftest import make_repo
 
 from calendar_app.editorial import register
@@ -18,16 +19,6 @@ def main(argv: list[str]) -> int:
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     return args.func(args)
-
-EVENT = """\
-id: 900
-title: Crafted
-slug: crafted
-start_date: 2027-05-01 19:00:00
-end_date: 2027-05-01 21:00:00
-venue: the-blue-lantern
-"""
-
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:

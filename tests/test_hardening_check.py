@@ -7,18 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import CRAFTED_EVENT as EVENT
 from conftest import make_repo
 
 from calendar_app.cli import main
-
-EVENT = """\
-id: 900
-title: Crafted
-slug: crafted
-start_date: 2027-05-01 19:00:00
-end_date: 2027-05-01 21:00:00
-venue: the-blue-lantern
-"""
 
 
 @pytest.fixture

@@ -8,20 +8,12 @@ from pathlib import Path
 
 import pytest
 from conftest import BASE, NOW, git, make_repo
+from conftest import CRAFTED_EVENT as EVENT
 
 from calendar_app import create_app, parsing
 from calendar_app.cli import main
 from calendar_app.content import ContentTree
 from calendar_app.site import Options, build, paths, writer
-
-EVENT = """\
-id: 900
-title: Crafted
-slug: crafted
-start_date: 2027-05-01 19:00:00
-end_date: 2027-05-01 21:00:00
-venue: the-blue-lantern
-"""
 
 
 def loaded(content: Path, relpath: str) -> tuple:
