@@ -32,7 +32,7 @@ from test_reliability_concurrency import (
 from calendar_app import create_app, yamlfile
 from calendar_app.cli import main as cli_main
 from calendar_app.fieldmerge import merge_texts
-from calendar_app.sync import CONFLICTS_DIR, verify_webhook
+from calendar_app.sync import CONFLICTS_DIR, SyncError, SyncSettings, prepare_clone, verify_webhook
 
 SECRET = "webhook-secret-for-tests"
 WEBHOOK = "/wp-json/calendar/v1/sync"
@@ -158,6 +158,23 @@ def test_field_merge_keeps_both_sides_and_records_lost_values() -> None:
     # A key removed on our side only is removed; removed by both, gone.
     merged = merge_texts("a: 1\nb: 2\n", "a: 1\nb: 3\n", "b: 2\n", "events/x.yaml")
     assert merged.text == "b: 3\n" and merged.lost == {}
+
+
+def test_prepare_clone_finds_the_remote_or_says_why(tmp_path: Path, remote: Path) -> None:
+    clone = tmp_path / "clone"
+    assert prepare_clone(clone, SyncSettings(str(remote))) == "origin"  # cloned
+    git(clone, "remote", "rename", "origin", "shared")
+    assert prepare_clone(clone, SyncSettings("shared")) == "shared"  # by name
+    assert prepare_clone(clone, SyncSettings(str(remote))) == "shared"  # by URL
+    with pytest.raises(SyncError, match="no remote named or at elsewhere"):
+        prepare_clone(clone, SyncSettings("elsewhere"))
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "calendar.yaml").write_text("title: x\n")
+    with pytest.raises(SyncError, match="not a git clone"):
+        prepare_clone(tmp_path / "plain", SyncSettings(str(remote)))
+    with pytest.raises(SyncError, match="push mode"):
+        SyncSettings(str(remote), push="later")
+    assert cli_main(["serve", "--remote", str(remote)]) == 2  # no folder to clone into
 
 
 # -- one instance ------------------------------------------------------------------
@@ -310,6 +327,28 @@ def test_same_key_remote_wins_and_ours_is_kept(tmp_path: Path, remote: Path,
     assert "sync-conflict" in out and records[0].name in out, out
 
 
+def test_record_deleted_remotely_and_edited_here(tmp_path: Path, remote: Path,
+                                                 admin: dict) -> None:
+    """A modify/delete stop of the rebase: the remote's deletion is kept, our edited
+    file goes whole into a conflict record; the record is gone from the interface."""
+    app = make_app(tmp_path, str(remote))
+    client = started(app)
+    editor_push(str(remote), tmp_path / "editor", {EVENT_FILE: None}, "drop the matinee")
+    resp = client.patch(f"{BASE}/events/{EVENT_ID}", headers=admin,
+                        json={"title": "Edited here"})
+    assert resp.status_code == 200 and resp.headers["X-Calendar-Sync"] == "pushed"
+    assert EVENT_FILE not in git(remote, "ls-tree", "-r", "--name-only", "main")
+    assert client.get(f"{BASE}/events/{EVENT_ID}").status_code == 404
+    server = tmp_path / "server"
+    [record_file] = (server / CONFLICTS_DIR).glob("*.yaml")
+    record = yamlfile.load(record_file.read_bytes())
+    assert record["record"] == EVENT_FILE
+    assert yamlfile.load(record["ours_file"].encode())["title"] == "Edited here"
+    assert git(server, "status", "--porcelain") == ""
+    assert git(remote, "rev-parse", "main") == git(server, "rev-parse", "HEAD")
+    app.extensions["calendar"].close()
+
+
 def test_merge_leaving_a_dangling_link_is_reported_and_the_rest_served(
         tmp_path: Path, remote: Path, admin: dict) -> None:
     """The other side deleted a venue our new event links to: the rebase is clean
@@ -393,6 +432,16 @@ def test_sigkill_with_queued_pushes_loses_nothing(tmp_path: Path, remote: Path,
             time.sleep(0.2)
         subjects = git(remote, "log", "--format=%s", "main")
         assert all(f'create "{name}"' in subjects for name in names)
+        # A merged pull request, announced to one worker, is seen by both at once.
+        original = git(remote, "show", f"main:{EVENT_FILE}")
+        editor_push(str(remote), tmp_path / "editor",
+                    {EVENT_FILE: replace_key(original, "title", "title: Seen by all")})
+        status, _, body = http.request("POST", WEBHOOK, raw=PUSH_BODY,
+                                       headers=signed("github", PUSH_BODY))
+        assert status == 200 and EVENT_FILE in body["changed"], body
+        titles = {http.request("GET", f"{BASE}/events/{EVENT_ID}")[2]["title"]
+                  for _ in range(12)}
+        assert titles == {"Seen by all"}
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
     finally:
