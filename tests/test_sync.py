@@ -363,7 +363,8 @@ def test_merge_leaving_a_dangling_link_is_reported_and_the_rest_served(
     assert resp.status_code == 201, resp.json
     new_id = resp.json["id"]
     assert git(remote, "log", "-1", "--format=%s", "main").startswith("events: create")
-    assert client.get(f"{BASE}/events/{new_id}").status_code == 200
+    served = client.get(f"{BASE}/events/{new_id}")
+    assert served.status_code == 200 and not served.json["venue"], served.json["venue"]
     assert client.get(f"{BASE}/events/{EVENT_ID}").status_code == 200
     assert client.get(f"{BASE}/events").status_code == 200
     app.extensions["calendar"].close()
