@@ -55,6 +55,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from werkzeug.serving import run_simple
 
     print(f"Calendar: {content}")
+    calendar = app.extensions["calendar"]
+    if calendar.remote_sync is not None:
+        sync = calendar.remote_sync
+        polling = f"every {args.poll:g} s" if args.poll else "off"
+        print(f"Shared repository: {sync.remote} ({args.remote}), branch {sync.branch}; "
+              f"pushes: {args.push}, polling: {polling}")
+    calendar.ensure_started()  # now, not at the first request: push what a crash left
     print(f"Serving at http://{args.host}:{args.port}/wp-json/tribe/events/v1/")
     print("Press Ctrl-C to stop.", flush=True)
     run_simple(args.host, args.port, app, threaded=True, use_reloader=False)

@@ -24,6 +24,9 @@ from . import yamlfile
 from .resources import RESOURCES, yaml_fields
 
 SPOOL_ENV = "CALENDAR_SYNC_SPOOL"
+# Keys that record when the file last changed: both sides changing them is no conflict,
+# the later time is the merged file's.
+_LATEST_WINS = ("modified",)
 _ABSENT = object()  # a key missing on one side (deleted, or never there)
 
 
@@ -49,6 +52,9 @@ def merge_texts(base: str, remote: str, ours: str, path: str) -> Merged:
             continue  # same on both sides, or changed on the remote's side only
         if t == o:
             changes[key] = None if m is _ABSENT else m  # changed on our side only
+        elif key in _LATEST_WINS and _ABSENT not in (m, t):
+            if str(m) > str(t):  # one format: "YYYY-MM-DD HH:MM:SS"
+                changes[key] = m
         else:
             lost[key] = (None if m is _ABSENT else m, None if t is _ABSENT else t)
     for key in old:  # deleted on our side, untouched on the remote's

@@ -165,6 +165,7 @@ class RemoteSync:
         self.spool = Path(state_dir) / "merge-conflicts.jsonl"
         self.attributes = Path(state_dir) / "merge-attributes"
         self.clock = clock
+        self._url: str | None = None
         # Called, under the write lock, with the content-relative paths changed.
         self.integrated_hooks: list[Callable[[set[str]], object]] = []
         self._local = threading.local()  # .outcome: this thread's last write's sync
@@ -234,6 +235,8 @@ class RemoteSync:
         """Called by the service after each interface commit, the write lock held."""
         if self.settings.push == "wait":
             self._local.outcome = self._exchange(fetch=False).state
+            if self._local.outcome == "queued":
+                self._wake.set()  # the exchange thread retries until the remote takes it
         else:
             self._local.outcome = "queued"
             self._wake.set()
@@ -340,7 +343,8 @@ class RemoteSync:
             raise SyncError(f"rebase on {self.remote}/{self.branch} did not finish: "
                             f"{proc.stderr.strip() or proc.stdout.strip()}")
         if proc.returncode:
-            raise SyncError(f"git rebase failed: {proc.stderr.strip().splitlines()[-1:]}")
+            detail = (proc.stderr or proc.stdout).strip().splitlines()
+            raise SyncError(f"git rebase failed: {detail[-1] if detail else 'no message'}")
         with open(self.spool, encoding="utf-8") as fh:
             keyed = [json.loads(line) for line in fh if line.strip()]
         return keyed + stops
@@ -417,9 +421,9 @@ class RemoteSync:
                     integrated: bool = False) -> None:
         state = read_state(self.state_path)
         now = self.clock().astimezone(dt.UTC).isoformat(timespec="seconds")
-        state.update({"remote": self.remote, "branch": self.branch,
-                      "url": self.git("remote", "get-url", self.remote,
-                                      check=False).stdout.strip()})
+        if self._url is None:
+            self._url = self.git("remote", "get-url", self.remote, check=False).stdout.strip()
+        state.update({"remote": self.remote, "branch": self.branch, "url": self._url})
         if error is not None:
             state["last_error"] = error
             state["last_error_at"] = now if error else state.get("last_error_at", "")

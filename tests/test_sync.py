@@ -14,12 +14,13 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, SAMPLE, git
+from conftest import BASE, NOW, REPO_ROOT, SAMPLE, git
 from test_reliability_concurrency import (
     Http,
     ThreadedServer,
@@ -155,6 +156,12 @@ def test_field_merge_keeps_both_sides_and_records_lost_values() -> None:
         "id": 1, "title": "Remote", "cost": "7", "slug": "a",
         "website": "https://example.org/"}
     assert merged.lost == {"title": ("Ours", "Remote")}
+    # `modified` changed on both sides: the later time, no conflict.
+    merged = merge_texts("modified: 2026-01-01 10:00:00\ntitle: A\n",
+                         "modified: 2026-01-02 10:00:00\ntitle: B\n",
+                         "modified: 2026-01-03 09:00:00\ntitle: A\n", "events/m.yaml")
+    assert merged.lost == {} and yamlfile.load(merged.text.encode()) == {
+        "modified": yamlfile.load(b"m: 2026-01-03 09:00:00")["m"], "title": "B"}
     # A key removed on our side only is removed; removed by both, gone.
     merged = merge_texts("a: 1\nb: 2\n", "a: 1\nb: 3\n", "b: 2\n", "events/x.yaml")
     assert merged.text == "b: 3\n" and merged.lost == {}
@@ -399,6 +406,41 @@ def test_unpushed_commit_is_pushed_after_restart(tmp_path: Path, remote: Path,
     app.extensions["calendar"].close()
     code, out = cli(*status_args)
     assert code == 0 and "every commit is pushed" in out, out
+
+
+def test_serve_pushes_what_was_left_at_start_without_a_request(
+        tmp_path: Path, remote: Path, users: dict[str, str]) -> None:
+    """`serve --remote` on a clone holding a commit the remote lacks (a crash after a
+    commit): pushed at start, before any request; then writes are pushed over HTTP."""
+    clone = tmp_path / "server"
+    subprocess.run(["git", "clone", "-q", str(remote), str(clone)], check=True)
+    (clone / "venues" / "left-over.yaml").write_text("id: 9100\nname: Left over\n"
+                                                     "slug: left-over\n")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "committed, never pushed")
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "calendar_app", "serve", "--content", str(clone),
+             "--users", str(tmp_path / "users.yaml"), "--port", str(port),
+             "--remote", "origin", "--webhook-secret", SECRET],
+            cwd=REPO_ROOT, stdout=out, stderr=out)
+    try:
+        deadline = time.monotonic() + 30
+        while git(remote, "log", "-1", "--format=%s", "main").strip() != (
+                "committed, never pushed"):
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.1)
+        wait_for_port(port, proc, log=log)
+        http = Http(port, basic("administrator", users["administrator"]))
+        status, headers, _ = http.request("POST", f"{BASE}/venues", {"venue": "Over CLI"})
+        assert status == 201 and headers["x-calendar-sync"] == "pushed"
+        assert "Over CLI" in git(remote, "log", "-1", "--format=%s", "main")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert "Shared repository: origin (origin), branch main" in log.read_text()
 
 
 def test_sigkill_with_queued_pushes_loses_nothing(tmp_path: Path, remote: Path,
