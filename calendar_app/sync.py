@@ -200,7 +200,7 @@ class RemoteSync:
     def start(self) -> None:
         """The exchange thread of this process: an exchange right away (pushing what
         a crash or an unreachable remote left), then every `poll` seconds, sooner
-        after a failure, and on `wake()` (queued pushes)."""
+        after a failure, and woken by writes whose push is queued."""
         if self._pid == os.getpid() and self._thread is not None:
             return
         self._pid = os.getpid()
@@ -397,7 +397,8 @@ class RemoteSync:
             else:
                 record["ours_file"] = entry["ours_file"]
             name = re.sub(r"[^A-Za-z0-9_-]+", "-", record["record"]).strip("-")
-            relpath = f"{CONFLICTS_DIR}/{stamp}-{n}-{name}.yaml"
+            # The remote's head tells apart integrations within one second.
+            relpath = f"{CONFLICTS_DIR}/{stamp}-{remote_head[:8]}-{n}-{name}.yaml"
             self.tree.write_text(relpath, yamlfile.dump(record))
             written.append(relpath)
         self.tree.commit(written, f"sync: {len(written)} conflict record(s): the remote's "

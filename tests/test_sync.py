@@ -356,6 +356,26 @@ def test_record_deleted_remotely_and_edited_here(tmp_path: Path, remote: Path,
     app.extensions["calendar"].close()
 
 
+def test_record_deleted_here_and_edited_remotely(tmp_path: Path, remote: Path,
+                                                 admin: dict) -> None:
+    """The other way round: we removed a tag the other side edited. The remote's
+    edited tag stays and is served; the conflict record says we deleted it."""
+    app = make_app(tmp_path, str(remote))
+    client = started(app)
+    tag = "tags/online.yaml"
+    editor_push(str(remote), tmp_path / "editor", {tag: replace_key(
+        git(remote, "show", f"main:{tag}"), "description", "description: Streamed too")})
+    resp = client.delete(f"{BASE}/tags/29", headers=admin)
+    assert resp.status_code == 200 and resp.headers["X-Calendar-Sync"] == "pushed"
+    assert remote_file(remote, tag)["description"] == "Streamed too"
+    assert client.get(f"{BASE}/tags/29").json["description"] == "Streamed too"
+    [record_file] = (tmp_path / "server" / CONFLICTS_DIR).glob("*.yaml")
+    record = yamlfile.load(record_file.read_bytes())
+    assert record["record"] == tag and record["ours_deleted"] is True
+    assert git(remote, "rev-parse", "main") == git(tmp_path / "server", "rev-parse", "HEAD")
+    app.extensions["calendar"].close()
+
+
 def test_merge_leaving_a_dangling_link_is_reported_and_the_rest_served(
         tmp_path: Path, remote: Path, admin: dict) -> None:
     """The other side deleted a venue our new event links to: the rebase is clean
