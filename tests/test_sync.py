@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -397,6 +398,50 @@ def test_merge_leaving_a_dangling_link_is_reported_and_the_rest_served(
     app.extensions["calendar"].close()
     code, out = cli("check", str(tmp_path / "server"))
     assert code == 1 and "the-blue-lantern" in out, out
+
+
+def test_three_clones_editing_at_once_converge(tmp_path: Path, remote: Path,
+                                               admin: dict) -> None:
+    """Three servers, each its own clone, edit different events at the same time:
+    pushes are refused, rebased and retried; afterwards the remote has every edit,
+    each in its own commit, and every clone the remote's tree."""
+    apps = [make_app(tmp_path, str(remote), name=f"server{n}") for n in range(3)]
+    clients = [started(app) for app in apps]
+    ids = sorted(clients[0].get(f"{BASE}/events?per_page=50").json["events"],
+                 key=lambda e: e["id"])
+    targets = [[e["id"] for e in ids[n::3][:6]] for n in range(3)]
+    answers: list[str] = []
+
+    def edit(n: int) -> None:
+        for event_id in targets[n]:
+            resp = clients[n].patch(f"{BASE}/events/{event_id}", headers=admin,
+                                    json={"title": f"Edited by server {n}: {event_id}"})
+            assert resp.status_code == 200, resp.json
+            answers.append(resp.headers["X-Calendar-Sync"])
+
+    threads = [threading.Thread(target=edit, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answers) == 18 and set(answers) <= {"pushed", "queued"}
+    for app in apps:  # a queued one is pushed by the next exchange
+        assert app.extensions["calendar"].remote_sync.exchange().state == "pushed"
+    for app in apps:
+        app.extensions["calendar"].remote_sync.exchange()
+    head_tree = git(remote, "rev-parse", "main^{tree}")
+    for n, client in enumerate(clients):
+        assert git(tmp_path / f"server{n}", "rev-parse", "HEAD^{tree}") == head_tree
+        for m in range(3):
+            for event_id in targets[m]:
+                assert client.get(f"{BASE}/events/{event_id}").json["title"] == (
+                    f"Edited by server {m}: {event_id}")
+    subjects = git(remote, "log", "--format=%s", "main").splitlines()
+    assert sum(s.startswith("events: update") for s in subjects) == 18
+    assert git(remote, "rev-list", "--merges", "--count", "main").strip() == "0"
+    assert not (tmp_path / "server0" / CONFLICTS_DIR).exists()
+    for app in apps:
+        app.extensions["calendar"].close()
 
 
 def test_unpushed_commit_is_pushed_after_restart(tmp_path: Path, remote: Path,
