@@ -22,7 +22,7 @@ from .records import Record
 from .represent import Representer, dumps
 from .resources import RESOURCES, Resource
 from .service import term_capability
-from .sync import verify_webhook
+from .sync import pushed_ref, verify_webhook
 from .users import User
 from .wiring import Calendar
 
@@ -438,6 +438,9 @@ def sync_webhook() -> Response:
                sync.settings.webhook_secret else "the signature is missing or wrong")
         raise ApiError(401, "calendar_sync_unauthorized",
                        f"The webhook was refused: {why}. Nothing was fetched.")
+    ref = pushed_ref(body)
+    if ref and ref != f"refs/heads/{sync.branch}":  # a pull request's branch, a tag
+        return respond({"state": "ignored", "ref": ref})
     result = sync.exchange()
     if result.error:
         raise ApiError(503, "calendar_sync_failed",

@@ -152,6 +152,17 @@ def verify_webhook(header: Callable[[str], str | None], body: bytes, secret: str
     return ""
 
 
+def pushed_ref(body: bytes) -> str:
+    """The ref a forge's push event names (`ref`, the same key on GitHub, GitLab and
+    Gitea); "" when the body names none (a ping, another event): fetch to be sure."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return ""
+    ref = payload.get("ref") if isinstance(payload, dict) else None
+    return ref if isinstance(ref, str) and ref.startswith("refs/") else ""
+
+
 class RemoteSync:
     """Exchanges commits between one content clone and its remote branch."""
 

@@ -241,6 +241,13 @@ def test_end_to_end_over_git_daemon_with_signed_webhooks(tmp_path: Path, remote:
                 assert git(server_clone, "rev-parse", "refs/remotes/origin/main") == before
                 _, _, event = http.request("GET", f"{BASE}/events/{EVENT_ID}")
                 assert event["title"] != title
+                # A push to another branch (a pull request's) fetches nothing.
+                other = json.dumps({"ref": "refs/heads/feature"}).encode()
+                status, _, body = http.request("POST", WEBHOOK, raw=other,
+                                               headers=signed(provider, other))
+                assert status == 200 and body == {"state": "ignored",
+                                                  "ref": "refs/heads/feature"}
+                assert git(server_clone, "rev-parse", "refs/remotes/origin/main") == before
                 # Signed: answered after integration, so the next read has it.
                 status, _, body = http.request("POST", WEBHOOK, raw=PUSH_BODY,
                                                headers=signed(provider, PUSH_BODY))
