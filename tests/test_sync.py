@@ -516,19 +516,19 @@ def test_serve_pushes_what_was_left_at_start_without_a_request(
 
 
 def test_sigkill_with_queued_pushes_loses_nothing(tmp_path: Path, remote: Path,
-                                                  users: dict[str, str]) -> None:
+                                                  users: dict[str, str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """gunicorn (2 workers, configured by the environment, pushes queued) is killed
     with SIGKILL right after answering writes whose pushes could not happen yet;
     started again, it pushes every one of them."""
     hidden = tmp_path / "away.git"
     port = free_port()
-    env = {"CALENDAR_REMOTE": str(remote), "CALENDAR_PUSH": "queue",
-           "CALENDAR_WEBHOOK_SECRET": SECRET}
+    for key, value in (("CALENDAR_REMOTE", str(remote)), ("CALENDAR_PUSH", "queue"),
+                       ("CALENDAR_WEBHOOK_SECRET", SECRET)):
+        monkeypatch.setenv(key, value)
     content, cache, log = tmp_path / "server", tmp_path / "cache", tmp_path / "gunicorn.log"
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    proc = start_gunicorn(content, tmp_path / "users.yaml", cache, port, log=log)
     try:
-        proc = start_gunicorn(content, tmp_path / "users.yaml", cache, port, log=log)
         wait_for_port(port, proc, log=log)
         remote.rename(hidden)  # unreachable: the pushes stay queued
         http = Http(port, basic("administrator", users["administrator"]))
@@ -557,12 +557,8 @@ def test_sigkill_with_queued_pushes_loses_nothing(tmp_path: Path, remote: Path,
         titles = {http.request("GET", f"{BASE}/events/{EVENT_ID}")[2]["title"]
                   for _ in range(12)}
         assert titles == {"Seen by all"}
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
     finally:
-        for key, value in old.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
     assert "Traceback" not in log.read_text()
