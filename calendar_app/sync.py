@@ -86,6 +86,14 @@ class SyncResult:
     error: str = ""
 
 
+def _reason(output: str) -> str:
+    """git's own reason in its output: the first `fatal:`/`error:` line (what follows
+    is advice such as "Please make sure you have the correct access rights")."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    own = [line for line in lines if line.startswith(("fatal:", "error:", "remote: error"))]
+    return (own or lines or ["no message"])[0]
+
+
 def _run(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
          timeout: float | None = None) -> subprocess.CompletedProcess:
     full = dict(os.environ)
@@ -103,9 +111,7 @@ def _run(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | Non
     except subprocess.TimeoutExpired:
         raise SyncError(f"git {args[0]} took longer than {timeout} s") from None
     if check and proc.returncode:
-        detail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise SyncError(f"git {' '.join(args[:2])} failed: "
-                        f"{detail[-1] if detail else 'no message'}")
+        raise SyncError(f"git {args[0]} failed: {_reason(proc.stderr or proc.stdout)}")
     return proc
 
 
@@ -294,8 +300,7 @@ class RemoteSync:
             return True
         if _REFUSED.search(proc.stdout + proc.stderr):
             return False
-        detail = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        raise SyncError(f"git push failed: {detail[-1] if detail else 'no message'}")
+        raise SyncError(f"git push failed: {_reason(proc.stderr)}")
 
     def _integrate(self) -> set[str]:
         """Bring the remote branch's commits into the branch and the work tree."""
@@ -352,10 +357,9 @@ class RemoteSync:
         if self._rebasing():
             self.git("rebase", "--abort", check=False)
             raise SyncError(f"rebase on {self.remote}/{self.branch} did not finish: "
-                            f"{proc.stderr.strip() or proc.stdout.strip()}")
+                            f"{_reason(proc.stderr or proc.stdout)}")
         if proc.returncode:
-            detail = (proc.stderr or proc.stdout).strip().splitlines()
-            raise SyncError(f"git rebase failed: {detail[-1] if detail else 'no message'}")
+            raise SyncError(f"git rebase failed: {_reason(proc.stderr or proc.stdout)}")
         with open(self.spool, encoding="utf-8") as fh:
             keyed = [json.loads(line) for line in fh if line.strip()]
         return keyed + stops

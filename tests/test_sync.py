@@ -467,7 +467,7 @@ def test_unpushed_commit_is_pushed_after_restart(tmp_path: Path, remote: Path,
                    str(tmp_path / "server-cache"))
     code, out = cli(*status_args)
     assert code == 1 and "1 commit(s) not pushed yet" in out and "Offline venue" in out
-    assert "last error" in out and "git push failed" in out, out
+    assert "last error" in out and "does not appear to be a git repository" in out, out
     hidden.rename(remote)
     app = make_app(tmp_path, str(remote))
     app.test_client().get(f"{BASE}/events")  # the start: the thread's first exchange
