@@ -350,7 +350,10 @@ class RemoteSync:
             if not self._rebasing():
                 break
             unmerged = self._unmerged()
-            stops += [self._take_remote(path, stages) for path, stages in unmerged.items()]
+            for path, stages in unmerged.items():
+                lost = self._take_remote(path, stages)
+                if lost is not None:
+                    stops.append(lost)
             proc = self.git(*config, "rebase", "--continue", check=False, env=env)
             if self._rebasing() and not self._unmerged() and proc.returncode:
                 proc = self.git(*config, "rebase", "--skip", check=False, env=env)
@@ -379,19 +382,26 @@ class RemoteSync:
                 found.setdefault(path, {})[int(stage)] = blob
         return found
 
-    def _take_remote(self, path: str, stages: dict[int, str]) -> dict:
-        """Resolve a stopped file as the remote has it; ours goes to a conflict record."""
+    def _take_remote(self, path: str, stages: dict[int, str]) -> dict | None:
+        """Resolve a stopped file as the remote has it (during a rebase git's "ours"
+        is the upstream); our side goes to a conflict record. None: nothing of ours
+        was lost (both sides deleted it)."""
         root = self.tree.git_root
         assert root is not None
-        ours = self.git("cat-file", "blob", stages[3]).stdout if 3 in stages else None
         if 2 in stages:
-            data = self.git("cat-file", "blob", stages[2]).stdout
-            Path(root, path).write_text(data, encoding="utf-8")
+            self.git("checkout", "--ours", "--", path)  # bytes and mode as they are
             self.git("add", "--", path)
         else:
             self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
             Path(root, path).unlink(missing_ok=True)
-        return {"path": path, "ours_file": ours, "remote_deleted": 2 not in stages}
+        if 3 not in stages:
+            return None if 2 not in stages else {"path": path, "ours_file": None}
+        ours = subprocess.run(["git", "cat-file", "blob", stages[3]], cwd=root,
+                              capture_output=True, check=True).stdout
+        try:
+            return {"path": path, "ours_file": ours.decode("utf-8")}
+        except UnicodeDecodeError:  # an image: its blob stays in git's objects
+            return {"path": path, "ours_file": None, "ours_blob": stages[3]}
 
     def _record_conflicts(self, conflicts: list[dict]) -> None:
         """One conflict record per file, committed (and so pushed): our side of what
@@ -407,6 +417,8 @@ class RemoteSync:
                       "resolution": "the remote's version was kept; ours is below"}
             if "keys" in entry:
                 record["keys"] = entry["keys"]
+            elif "ours_blob" in entry:
+                record["ours_blob"] = entry["ours_blob"]  # git cat-file blob SHA
             elif entry["ours_file"] is None:
                 record["ours_deleted"] = True
             else:

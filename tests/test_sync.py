@@ -384,6 +384,30 @@ def test_record_deleted_here_and_edited_remotely(tmp_path: Path, remote: Path,
     app.extensions["calendar"].close()
 
 
+def test_unreadable_remote_file_keeps_ours_whole(tmp_path: Path, remote: Path,
+                                                 admin: dict) -> None:
+    """The other side pushed a record file that is not valid YAML while we edited it:
+    no key-by-key merge is possible; the remote's file is kept (reported by `check`,
+    left out by the interface, the rest served) and ours is in the conflict record."""
+    app = make_app(tmp_path, str(remote))
+    client = started(app)
+    broken = git(remote, "show", f"main:{EVENT_FILE}").replace("title:", "title: [oops", 1)
+    editor_push(str(remote), tmp_path / "editor", {EVENT_FILE: broken})
+    resp = client.patch(f"{BASE}/events/{EVENT_ID}", headers=admin, json={"cost": "9"})
+    assert resp.status_code == 200 and resp.headers["X-Calendar-Sync"] == "pushed"
+    assert git(remote, "show", f"main:{EVENT_FILE}") == broken
+    assert client.get(f"{BASE}/events/{EVENT_ID}").status_code == 404
+    assert client.get(f"{BASE}/events").status_code == 200
+    server = tmp_path / "server"
+    [record_file] = (server / CONFLICTS_DIR).glob("*.yaml")
+    ours = yamlfile.load(yamlfile.load(record_file.read_bytes())["ours_file"].encode())
+    assert str(ours["cost"]) == "9"
+    assert git(server, "status", "--porcelain") == ""
+    app.extensions["calendar"].close()
+    code, out = cli("check", str(server))
+    assert code == 1 and EVENT_FILE in out and "sync-conflict" in out, out
+
+
 def test_merge_leaving_a_dangling_link_is_reported_and_the_rest_served(
         tmp_path: Path, remote: Path, admin: dict) -> None:
     """The other side deleted a venue our new event links to: the rebase is clean
