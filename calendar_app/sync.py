@@ -251,7 +251,7 @@ class RemoteSync:
     def on_commit(self) -> None:
         """Called by the service after each interface commit, the write lock held."""
         if self.settings.push == "wait":
-            self._local.outcome = self._exchange(fetch=False).state
+            self._local.outcome = self.exchange_locked(fetch=False).state
             if self._local.outcome == "queued":
                 self._wake.set()  # the exchange thread retries until the remote takes it
         else:
@@ -268,9 +268,11 @@ class RemoteSync:
     def exchange(self, fetch: bool = True) -> SyncResult:
         """Fetch and integrate the remote branch, then push ours, under the lock."""
         with self.tree.locked():
-            return self._exchange(fetch)
+            return self.exchange_locked(fetch)
 
-    def _exchange(self, fetch: bool) -> SyncResult:
+    def exchange_locked(self, fetch: bool = True) -> SyncResult:
+        """`exchange` for a caller already holding the write lock (`tree.locked()`
+        cannot be taken twice by one thread: its file lock is per open file)."""
         changed: set[str] = set()
         try:
             for _ in range(MAX_ROUNDS):
