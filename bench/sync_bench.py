@@ -3,12 +3,13 @@
     python bench/sync_bench.py [--writes 40] [--root /tmp/bench-sync]
 
 The remote is a bare repository holding the bundled sample calendar, served by
-`git daemon` on 127.0.0.1 (git://, pushes enabled) and also used as a plain path
-(git's local transport). The server is the real app behind werkzeug's threaded
+`git daemon` on 127.0.0.1 (git://, pushes enabled), by `git http-backend` behind
+Python's CGI server on 127.0.0.1 (smart HTTP, a process per request as under a
+plain CGI set-up), and also used as a plain path (git's local transport). The server is the real app behind werkzeug's threaded
 server, in this process, talking HTTP over loopback (one client, sequential).
 
 1. Write latency, POST /venues, p50 / p95 / max of `--writes` after 3 warm-up writes:
-   no remote (baseline: commit only); push "wait" over git:// and over the path;
+   no remote (baseline: commit only); push "wait" over git://, http:// and the path;
    push "queue" over git:// (the answer comes after the commit; the bench also
    measures from sending the request until the remote branch holds that commit).
 2. Webhook to visible: another clone pushes a title change; time from sending the
@@ -65,6 +66,31 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# Smart HTTP for the bench: git http-backend as a CGI script, run as this user.
+HTTP_SERVER = """
+import http.server, os, sys
+os.environ["GIT_PROJECT_ROOT"] = sys.argv[2]
+os.environ["GIT_HTTP_EXPORT_ALL"] = "1"
+http.server.nobody_uid = os.getuid  # as root the CGI would run as nobody
+class Handler(http.server.CGIHTTPRequestHandler):
+    cgi_directories = ["/git"]
+    def log_message(self, *args): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def http_backend(root: Path, port: int) -> subprocess.Popen:
+    cgi = root / "www" / "git"
+    cgi.mkdir(parents=True)
+    script = cgi / "backend"
+    script.write_text("#!/bin/sh\nexec git http-backend\n")
+    script.chmod(0o755)
+    git(root / "remote.git", "config", "http.receivepack", "true")  # no REMOTE_USER here
+    return subprocess.Popen([sys.executable, "-c", HTTP_SERVER, str(port), str(root)],
+                            cwd=root / "www", stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def make_remote(root: Path) -> Path:
@@ -211,13 +237,19 @@ def main() -> int:
          f"--base-path={root}", "--listen=127.0.0.1", f"--port={port}", str(root)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     git_url = f"git://127.0.0.1:{port}/remote.git"
-    while subprocess.run(["git", "ls-remote", git_url], capture_output=True,
-                         check=False).returncode:
-        time.sleep(0.05)
+    http_port = free_port()
+    web = http_backend(root, http_port)
+    http_url = f"http://127.0.0.1:{http_port}/git/backend/remote.git"
+    for url in (git_url, http_url):
+        while subprocess.run(["git", "ls-remote", url], capture_output=True,
+                             check=False).returncode:
+            time.sleep(0.05)
     try:
         print(f"load before: {loadavg()}  ({args.writes} writes each, sample calendar)")
         write_latency(root, "no remote (commit only)", None, "", args.writes, auth, remote)
         write_latency(root, "wait, git:// loopback", git_url, "wait", args.writes, auth,
+                      remote)
+        write_latency(root, "wait, http:// loopback", http_url, "wait", args.writes, auth,
                       remote)
         write_latency(root, "wait, local path", str(remote), "wait", args.writes, auth,
                       remote)
@@ -227,8 +259,9 @@ def main() -> int:
         webhook_to_visible(root, git_url, min(args.rounds, 10), 1.0)
         print(f"load after: {loadavg()}")
     finally:
-        daemon.terminate()
-        daemon.wait()
+        for server in (daemon, web):
+            server.terminate()
+            server.wait()
         if args.root is None:
             shutil.rmtree(root, ignore_errors=True)
     return 0

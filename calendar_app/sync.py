@@ -281,7 +281,8 @@ class RemoteSync:
                              f"+refs/heads/{self.branch}:{self.upstream}",
                              timeout=NETWORK_TIMEOUT)
                     changed |= self._integrate()
-                if not self.unpushed() or self._push():
+                # Without a fetch (right after a commit) there is something to push.
+                if (fetch and not self.unpushed()) or self._push():
                     self._save_state(error="", pushed=True)
                     return SyncResult("pushed", self._rev("HEAD"), frozenset(changed))
                 fetch = True  # refused: someone pushed first; integrate theirs
