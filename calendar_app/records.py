@@ -193,6 +193,8 @@ def to_file(record: Record) -> dict:
         if field.default is not None and value == field.default and field.name not in (
                 "status",):
             continue
+        if field.type == "names" and len(value) == 1:
+            value = value[0]  # one name is written as it is usually typed
         out[field.yaml_key] = value
     return out
 

@@ -20,7 +20,7 @@ class Field:
     `name` is the interface's name, `key` the YAML key when it differs. `type` is one
     of: string, text (Markdown/HTML), integer, number, boolean, datetime, status, url,
     image, timezone, cost, link (slug of a record of `link`), links (list of slugs),
-    names (a name or a list of names, kept as a list).
+    names (a name or a list of names: a list in records, one name alone in files).
     """
 
     name: str

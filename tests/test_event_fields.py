@@ -26,8 +26,9 @@ EVENT = {"id": 900, "title": "T", "start_date": "2027-05-01 19:00:00",
 def test_performer_in_files(value: object, stored: list[str]) -> None:
     record = from_file("events", {**EVENT, "performer": value}, "events/2027/t.yaml")
     assert record.data["performer"] == stored
-    # Written back as a list (or left out when empty), after website, before image.
-    assert to_file(record).get("performer") == (stored or None)
+    # Written back as typed: one name alone, several as a list, none left out.
+    assert to_file(record).get("performer") == (
+        stored[0] if len(stored) == 1 else stored or None)
 
 
 @pytest.mark.parametrize("value", [[""], {"name": "Ada"}, ["Ada", ["nested"]], True])
