@@ -38,7 +38,10 @@ DEFAULT_SETTINGS: dict = {
     "currency_symbol": "$",
     "currency_position": "prefix",
     "currency_code": "USD",
+    # The schema.org type of every event's performers (docs/content-format.md).
+    "performer_type": "Person",
 }
+PERFORMER_TYPES = ("Person", "PerformingGroup")
 
 
 @dataclass(frozen=True)

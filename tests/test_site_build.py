@@ -128,7 +128,10 @@ def test_event_page(site: Path) -> None:
     assert ld["startDate"] == "2026-12-13T15:00:00-08:00"
     assert ld["location"]["@type"] == "Place"
     assert ld["location"]["address"]["@type"] == "PostalAddress"
-    assert ld["offers"]["priceCurrency"] == "USD" and ld["offers"]["price"] == "10"
+    assert ld["offers"] == {  # "$10 - $25": a price range
+        "@type": "AggregateOffer", "lowPrice": "10", "highPrice": "25", "priceCurrency": "USD",
+        "url": BASE_URL + "event/holiday-messiah-sing-along-2026/",
+        "availability": "https://schema.org/InStock", "validFrom": ld["offers"]["validFrom"]}
     assert ld["eventStatus"] == "https://schema.org/EventScheduled"
     assert "performer" not in ld
     # The page's permalinks, not the API's (calendar.yaml names another site URL).

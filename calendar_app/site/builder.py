@@ -68,7 +68,8 @@ class Report:
 # but never moves the event (dates, links, slug, status) nor changes which outputs
 # exist: an edit limited to these takes the incremental path below.
 CONTENT_FIELDS = frozenset({"title", "description", "excerpt", "cost", "currency_symbol",
-                            "currency_position", "website", "modified", "show_map_link"})
+                            "currency_position", "website", "modified", "show_map_link",
+                            "online_url", "performer"})
 
 
 @dataclass
