@@ -266,7 +266,7 @@ class Builder:
         broken = catalog.problems.keys()
         self._last_good = {p: kept for p, kept in self._last_good.items() if p in broken}
         last = self._last
-        if last is not None:
+        if broken and last is not None:
             model = last.model
             for record in (*(e.record for e in model.events), *model.venues,
                            *model.organizers, *model.categories, *model.tags):
