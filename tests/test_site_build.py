@@ -90,9 +90,9 @@ def test_month_grid(site: Path) -> None:
     assert page.count("<tr>") == 6  # header row + 5 weeks
     assert "Holiday Messiah Sing-Along" in day_cell(page, "2026-12-13")
     assert "Holiday Messiah Sing-Along" not in day_cell(page, "2026-12-14")
-    # A two-day event spans both of its days.
-    assert "slot-start" in day_cell(page, "2026-12-05")
-    assert "December Makers Market" in day_cell(page, "2026-12-06")
+    # A two-day event is one bar across both of its days (more in test_site_grid.py).
+    assert 'class="lane bar span-2 multi-day"' in day_cell(page, "2026-12-05")
+    assert 'class="lane through"' in day_cell(page, "2026-12-06")
     assert 'href="../../../events/month/2027-01/index.html"' in page
     assert 'href="../../../events/month/2026-11/index.html"' in page
     today = read(site, "events/month/2026-11/index.html")

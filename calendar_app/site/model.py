@@ -21,7 +21,7 @@ from .. import cost, dates, markup
 from ..catalog import Catalog
 from ..records import Record
 from ..represent import Representer
-from . import paths
+from . import paths, zonenames
 
 PUBLISHED = "publish"
 
@@ -84,6 +84,11 @@ class EventView:
     @property
     def zone(self) -> dt.tzinfo:
         return dates.zone(self.tzname)
+
+    @property
+    def zone_name(self) -> str:
+        """"Pacific Time" for America/Los_Angeles (zonenames)."""
+        return zonenames.zone_name(self.tzname, self.start.year)
 
     @property
     def abbr(self) -> str:

@@ -13,7 +13,7 @@ from markupsafe import Markup
 from ..records import Record
 from ..represent import dumps
 from . import paths
-from .grid import WEEKDAYS, add_months, month_grid, months_between
+from .grid import WEEKDAYS, add_months, grid_days, month_agenda, month_grid, months_between
 from .jsonld import page_json_ld
 from .model import EventView, SiteModel, address_lines, map_url
 from .plan import Output, ids
@@ -135,10 +135,11 @@ class Pages:
     def months(self) -> Iterator[Output]:
         low, high = self.model.month_range()
         for first in months_between(low, high):
-            last = add_months(first, 1) - dt.timedelta(days=1)
-            shown = sorted({e for d, evs in self.model.by_day.items() if first <= d <= last
+            # The grid's weeks show some days of the months around it too.
+            start, last = grid_days(first)
+            shown = sorted({e for d, evs in self.model.by_day.items() if start <= d <= last
                             for e in evs}, key=lambda e: e.id)
-            today = self.model.today if first <= self.model.today <= last else None
+            today = self.model.today if start <= self.model.today <= last else None
             path = paths.month(first)
             yield Output(path, listing_deps(shown),
                          f"month {first} {low} {high} {today} {[e.id for e in shown]}",
@@ -147,10 +148,11 @@ class Pages:
     def _month(self, path: str, first: dt.date, low: dt.date, high: dt.date):
         def render() -> bytes:
             weeks = month_grid(self.model, first)
-            day_paths = {c.day: paths.day(c.day) for w in weeks for c in w if c.slots}
+            day_paths = {c.day: paths.day(c.day) for w in weeks for c in w if c.count}
             prev_first, next_first = add_months(first, -1), add_months(first, 1)
             return self.render(
                 "month.html", path, month=first, weeks=weeks, weekdays=WEEKDAYS,
+                agenda=month_agenda(self.model, first), site_tz=self.model.site_tz,
                 day_paths=day_paths, section="month",
                 prev_month=Nav(prev_first, paths.month(prev_first)) if first > low else None,
                 next_month=Nav(next_first, paths.month(next_first)) if first < high else None)
