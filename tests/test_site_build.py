@@ -116,7 +116,7 @@ def test_day_view(site: Path) -> None:
 def test_event_page(site: Path) -> None:
     page = read(site, "event/holiday-messiah-sing-along-2026/index.html")
     assert "<h1 id=\"event-title\">Holiday Messiah Sing-Along</h1>" in page
-    assert "3:00 pm" in page and "PST" in page and "America/Los_Angeles" in page
+    assert "3:00 pm" in page and "PST" in page and "Times are in Pacific Time." in page
     assert "$10 – $25" in page
     assert 'href="event.ics"' in page and "calendar.google.com/calendar/render" in page
     assert "Magnolia Arts Center" in page and "Inland Chamber Players" in page
@@ -147,7 +147,9 @@ def test_event_map_link_and_all_day(site: Path) -> None:
     walk = read(site, "event/winter-solstice-lantern-walk-2026/index.html")
     assert "google.com/maps/search" in walk
     market = read(site, "event/december-makers-market-2026/index.html")
-    assert "google.com/maps/search" not in market
+    assert "google.com/maps/search" in market  # the flag is unset: on, as the editor's
+    matinee = read(site, "event/family-film-matinee-december-2026/index.html")
+    assert "google.com/maps/search" not in matinee  # its venue says no
     assert "all day" in market and 'datetime="2026-12-05"' in market
     ld = json.loads(re.search(r'ld\+json">(.*?)</script>', market, re.DOTALL).group(1))
     assert ld["startDate"] == "2026-12-05" and ld["offers"]["price"] == "0"

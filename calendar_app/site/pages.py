@@ -177,7 +177,11 @@ class Pages:
 
     def event_page(self, e: EventView) -> Output:
         image = e.record.get("image")
-        return Output(e.path, event_deps(self.model, e), f"event {media_stamp(self.model, image)}",
+        # The previous/next links show the neighbours' titles and dates: an edit of
+        # one of them signs (and --watch re-renders) this page too.
+        neighbours = [n.id for n in self.model.neighbours(e) if n is not None]
+        return Output(e.path, (*event_deps(self.model, e), *neighbours),
+                      f"event {media_stamp(self.model, image)} {neighbours}",
                       lambda: self._event(e))
 
     def _event(self, e: EventView) -> bytes:
@@ -185,8 +189,11 @@ class Pages:
         body = e.body()
         image = body["image"] or None
         venue = e.venue
-        show_link = bool(venue is not None and e.record.get("show_map_link")
+        # On unless the event or venue says no: the plugin's editor ticks it for a new
+        # event (only its REST interface stores "no" when a client leaves it out).
+        show_link = bool(venue is not None and e.record.get("show_map_link", True)
                          and venue.get("show_map_link", True))
+        before, after = model.neighbours(e)
         # `<` escaped as well: no "</script>" or "<!--" can end the JSON-LD early.
         json_ld = dumps(page_json_ld(model.rep, e.record, body)).replace("<", "\\u003c")
         return self.render(
@@ -200,7 +207,10 @@ class Pages:
             venue_address=address_lines(venue) if venue else [],
             map_url=map_url(venue) if venue is not None and show_link else None,
             term_paths={t.id: model.page_of(t) for t in (*e.categories, *e.tags)},
-            organizer_paths={o.id: model.page_of(o) for o in e.organizers})
+            organizer_paths={o.id: model.page_of(o) for o in e.organizers},
+            breadcrumbs=[{"name": c.name, "path": model.page_of(c)}
+                         for c in model.breadcrumb_categories(e)],
+            all_events=paths.page(paths.UPCOMING), prev_event=before, next_event=after)
 
     def collection_pages(self, record: Record) -> Iterator[Output]:
         """A record's page, its upcoming events paginated like the lists."""
