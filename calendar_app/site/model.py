@@ -87,8 +87,8 @@ class EventView:
     @cached_property
     def shows_excerpt(self) -> bool:
         """Whether the page shows the excerpt above the description: not when it only
-        repeats the description's start (its first sentence, or that cut off with an
-        ellipsis), compared as plain text, spaces collapsed, ignoring case."""
+        repeats the description's start up to a word's end (a closing ellipsis and
+        punctuation aside), compared as plain text, spaces collapsed, ignoring case."""
         lead = markup.plain_text(str(self.excerpt)).casefold()
         lead = _ELLIPSIS.sub("", lead).rstrip(" .,;:!?")
         if not lead:
