@@ -132,10 +132,12 @@ def test_zone_abbreviation_only_for_other_zones(site: Path) -> None:
 def test_narrow_screens_list_each_event_once(site: Path) -> None:
     page = (site / MONTH).read_text(encoding="utf-8")
     agenda = re.search(r'<section class="month-agenda".*?</section>', page, re.DOTALL).group(0)
-    items = re.findall(r"<li><time [^>]*>(.*?)</time> <a href=\"[^\"]*\">([^<]*)</a></li>",
-                       agenda)
+    items = [(re.sub(r"</?time[^>]*>", "", when), title) for when, title in re.findall(
+        r'<li><p class="agenda-when">(.*?)</p> <a href="[^"]*">([^<]*)</a></li>', agenda)]
     assert [title for _, title in items].count("Spring Lantern Festival") == 1
     assert ("Mar 10 – Mar 23", "Spring Lantern Festival") in items
+    assert ('<time datetime="2027-03-10T10:00:00-08:00">Mar 10</time> – '
+            '<time datetime="2027-03-23T18:00:00-07:00">Mar 23</time>') in agenda
     assert ("Mar 2 – Mar 4", "Late Workshop") in items
     toronto = ('Thu, Mar 18, <span class="slot-time">7:00 pm <abbr title="Eastern Time">EDT'
                '</abbr></span> ')

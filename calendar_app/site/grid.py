@@ -62,7 +62,8 @@ class Cell:
 class AgendaItem:
     """An event once, with its days, for the month as a list (narrow screens)."""
     event: EventView
-    days: str  # "Dec 12 – Dec 20", or "Sat, Dec 5"
+    first: str  # "Dec 12" ("Sat, Dec 5" for a one-day event)
+    last: str | None  # "Dec 20", None for a one-day event
 
 
 def month_grid(model: SiteModel, first: dt.date) -> list[list[Cell]]:
@@ -123,18 +124,18 @@ def month_agenda(model: SiteModel, first: dt.date) -> list[AgendaItem]:
     days = (add_months(first, 1) - first).days
     found = {e.id: e for i in range(days)
              for e in model.by_day.get(first + dt.timedelta(days=i), ())}
-    return [AgendaItem(e, day_span(e))
+    return [AgendaItem(e, *day_span(e))
             for e in sorted(found.values(), key=lambda e: (e.start_utc, e.end_utc, e.id))]
 
 
-def day_span(event: EventView) -> str:
-    """"Dec 12 – Dec 20" (years named when they differ), "Sat, Dec 5" for one day."""
+def day_span(event: EventView) -> tuple[str, str | None]:
+    """("Dec 12", "Dec 20"), years named when they differ; ("Sat, Dec 5", None)."""
     start, end = event.first_day, event.last_day
     if start == end:
-        return f"{start:%a, %b} {start.day}"
+        return f"{start:%a, %b} {start.day}", None
     if start.year != end.year:
-        return f"{start:%b} {start.day}, {start.year} – {end:%b} {end.day}, {end.year}"
-    return f"{start:%b} {start.day} – {end:%b} {end.day}"
+        return f"{start:%b} {start.day}, {start.year}", f"{end:%b} {end.day}, {end.year}"
+    return f"{start:%b} {start.day}", f"{end:%b} {end.day}"
 
 
 def add_months(first: dt.date, months: int) -> dt.date:
