@@ -134,6 +134,7 @@ def test_excerpt_only_when_it_adds_something(site: Path) -> None:
 ])
 def test_excerpt_rule(excerpt: str, description: str, shown: bool) -> None:
     view = SimpleNamespace(excerpt=Markup(excerpt), description=Markup(description))
+    view.summary_text = EventView.summary_text.func(view)  # type: ignore[attr-defined]
     assert EventView.shows_excerpt.func(view) is shown  # type: ignore[attr-defined]
 
 

@@ -89,11 +89,13 @@ class EventView:
         """Whether the page shows the excerpt above the description: not when it only
         repeats the description's start up to a word's end (a closing ellipsis and
         punctuation aside), compared as plain text, spaces collapsed, ignoring case."""
-        lead = markup.plain_text(str(self.excerpt)).casefold()
-        lead = _ELLIPSIS.sub("", lead).rstrip(" .,;:!?")
+        if not self.excerpt:
+            return False
+        # summary_text is the excerpt's plain text here (and made once for the feeds).
+        lead = _ELLIPSIS.sub("", self.summary_text.casefold()).rstrip(" .,;:!?")
         if not lead:
             return False
-        text = markup.plain_text(str(self.description)).casefold()
+        text = _plain_start(str(self.description), len(lead) + 1).casefold()
         return not (text.startswith(lead) and not text[len(lead):len(lead) + 1].isalnum())
 
     @property
@@ -147,6 +149,23 @@ class EventView:
         if not dates.is_offset_name(self.tzname) and self.tzname != "UTC":
             query["ctz"] = self.tzname
         return "https://calendar.google.com/calendar/render?" + urlencode(query)
+
+
+def _plain_start(html: str, length: int) -> str:
+    """Plain text of the start of an HTML fragment, `length` characters at least if it
+    has them. Only as much HTML as needed is read: the plain text of a whole
+    description costs a tenth of a millisecond, 1.5 s of CPU at 10,000 events."""
+    cut = 2 * length + 200
+    while cut < len(html):
+        head = html[:cut]
+        if head.rfind("<") > head.rfind(">"):
+            head = head[:head.rfind("<")]  # not within a tag (an entity cut in two
+            # leaves a few characters at the end, as may a ">" in an attribute: the margin)
+        text = markup.plain_text(head)
+        if len(text) >= length + 40:
+            return text
+        cut *= 2
+    return markup.plain_text(html)
 
 
 def address_lines(venue: Record, with_name: bool = False) -> list[str]:
