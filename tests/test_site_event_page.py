@@ -219,3 +219,16 @@ def test_neighbour_title_edit_reaches_the_page(tmp_path: Path) -> None:
     build(options(content, tmp_path / "full2", tmp_path / "cache-full2"))
     assert tree(out) == tree(tmp_path / "full2")
     assert event_nav(page(out, "alpha"))["next"][1] == "Charlie Again"
+
+
+def test_description_start_matches_the_whole_text() -> None:
+    """The excerpt rule reads only the start of a description: as the whole would read."""
+    from calendar_app import markup
+    from calendar_app.site.model import _plain_start
+
+    html = ("<p>Caf&eacute; <em>night</em>, " + "tea &amp; cake <b>x</b> " * 150 + "</p>"
+            "<ul><li>one</li><li>two</li></ul>" + "<p>word " * 100 + "</p>")
+    whole = markup.plain_text(html)
+    for length in range(1, len(whole) + 50, 13):
+        start = _plain_start(html, length)
+        assert start[:length] == whole[:length], length
