@@ -90,9 +90,9 @@ def test_month_grid(site: Path) -> None:
     assert page.count("<tr>") == 6  # header row + 5 weeks
     assert "Holiday Messiah Sing-Along" in day_cell(page, "2026-12-13")
     assert "Holiday Messiah Sing-Along" not in day_cell(page, "2026-12-14")
-    # A two-day event spans both of its days.
-    assert "slot-start" in day_cell(page, "2026-12-05")
-    assert "December Makers Market" in day_cell(page, "2026-12-06")
+    # A two-day event is one bar across both of its days (more in test_site_grid.py).
+    assert 'class="lane bar span-2 multi-day"' in day_cell(page, "2026-12-05")
+    assert 'class="lane through"' in day_cell(page, "2026-12-06")
     assert 'href="../../../events/month/2027-01/index.html"' in page
     assert 'href="../../../events/month/2026-11/index.html"' in page
     today = read(site, "events/month/2026-11/index.html")
@@ -116,7 +116,7 @@ def test_day_view(site: Path) -> None:
 def test_event_page(site: Path) -> None:
     page = read(site, "event/holiday-messiah-sing-along-2026/index.html")
     assert "<h1 id=\"event-title\">Holiday Messiah Sing-Along</h1>" in page
-    assert "3:00 pm" in page and "PST" in page and "America/Los_Angeles" in page
+    assert "3:00 pm" in page and "PST" in page and "Times are in Pacific Time." in page
     assert "$10 – $25" in page
     assert 'href="event.ics"' in page and "calendar.google.com/calendar/render" in page
     assert "Magnolia Arts Center" in page and "Inland Chamber Players" in page
@@ -150,7 +150,9 @@ def test_event_map_link_and_all_day(site: Path) -> None:
     walk = read(site, "event/winter-solstice-lantern-walk-2026/index.html")
     assert "google.com/maps/search" in walk
     market = read(site, "event/december-makers-market-2026/index.html")
-    assert "google.com/maps/search" not in market
+    assert "google.com/maps/search" in market  # the flag is unset: on, as the editor's
+    matinee = read(site, "event/family-film-matinee-december-2026/index.html")
+    assert "google.com/maps/search" not in matinee  # its venue says no
     assert "all day" in market and 'datetime="2026-12-05"' in market
     ld = json.loads(re.search(r'ld\+json">(.*?)</script>', market, re.DOTALL).group(1))
     assert ld["startDate"] == "2026-12-05" and ld["offers"]["price"] == "0"
