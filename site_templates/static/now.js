@@ -34,8 +34,7 @@
       }
     });
     var note = list.querySelector(".ended-note");
-    note.querySelector(".ended-count").textContent = ended === 1
-      ? "1 event on this page has ended" : ended + " events on this page have ended";
+    note.querySelector(".ended-count").textContent = ended === 1 ? "1 event" : ended + " events";
     note.hidden = false;
   }
 
