@@ -6,7 +6,7 @@ from the records already in memory, instead of a second program reading 47,000 p
 The index is a script (`window.calendarSearchIndex = ...`), not JSON, so the page
 works from `file://` too, where a browser refuses to fetch files.
 
-Per event: its page, title, local start, end (UTC seconds, so the browser can tell
+Per event: its page's folder, title, local start, end (UTC seconds, so the browser can tell
 upcoming from past on the day it is read), venue id, category ids, a "free" flag and
 a few words of its excerpt (or description), already folded as the browser folds a
 query: lower case, accents removed.
@@ -75,7 +75,7 @@ def entry(e: EventView) -> list:
         start = e.first_day.isoformat() if e.all_day else e.start.strftime("%Y-%m-%dT%H:%M")
         free = cost.lowest_price(e.record.get("cost")) == "0"
         found = e.items["search"] = [
-            e.path, e.title_text, start, calendar.timegm(e.end_utc.timetuple()),
+            paths.folder(e.path), e.title_text, start, calendar.timegm(e.end_utc.timetuple()),
             e.venue.id if e.venue is not None else 0, [c.id for c in e.categories],
             int(free), " ".join(_text_words(e))]
     return found

@@ -62,7 +62,7 @@
   function item(event, now) {
     var li = document.createElement("li");
     var link = document.createElement("a");
-    link.href = root + event.path;
+    link.href = root + event.path + "index.html";  // as every link of the site: file:// too
     link.textContent = event.title;
     var when = document.createElement("time");
     when.setAttribute("datetime", event.start);
