@@ -81,7 +81,8 @@ class Pages:
         self._templates: dict = {}
         self._jump_menus: dict[str, Markup] = {}
         # What list items ask of the model (the event_item macro).
-        self.item_helpers = {"cost_of": model.cost_text, "thumbnail": self.thumbnail}
+        self.item_helpers = {"cost_of": model.cost_text, "thumbnail": self.thumbnail,
+                             "month_groups": month_groups}
 
     def render(self, template: str, path: str, **context: object) -> bytes:
         tpl = self._templates.get(template)
@@ -90,7 +91,8 @@ class Pages:
         context.setdefault("canonical", self.base_url + paths.folder(path))
         # The site root as seen from this page: the header and footer's links are
         # `root` + a path (a dozen |url filter calls a page, 47,000 pages a build).
-        root = context.get("absolute_root") or paths.root_of(path)
+        # Markup: a path of "../", never escaped (a dozen times a page).
+        root = Markup(context.get("absolute_root") or paths.root_of(path))
         return tpl.render(site=self.site, lang="en", page_path=path, root=root,
                           this_month=self.this_month, **self.item_helpers,
                           **context).encode("utf-8")
@@ -316,6 +318,19 @@ class Pages:
         # Served for any missing address, at any depth: links must be absolute here.
         root = "/" + self.base_url.split("://", 1)[-1].partition("/")[2]
         return self.render("404.html", paths.NOT_FOUND, absolute_root=root, canonical="")
+
+
+def month_groups(events: list[EventView]) -> list[tuple[dt.date, list[EventView]]]:
+    """Events in runs of the same month (of their first day), with that month's 1st."""
+    groups: list[tuple[dt.date, list[EventView]]] = []
+    current = None
+    for e in events:
+        start = e.start
+        if (start.year, start.month) != current:
+            current = (start.year, start.month)
+            groups.append((dt.date(start.year, start.month, 1), []))
+        groups[-1][1].append(e)
+    return groups
 
 
 def local_or_remote(url: str, model: SiteModel) -> str:

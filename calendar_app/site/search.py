@@ -29,6 +29,7 @@ from .plan import Output, ids
 PAGE = paths.page("events/search/")
 INDEX = "events/search/search-index.js"
 TEXT_WORDS = 20  # words of the excerpt or description kept per event
+TEXT_CHARS = 1000  # of which only the start is read: enough for those words
 _WORD = re.compile(r"[^\W_]+")
 # Markdown link targets and bare addresses are not words anyone searches for.
 _LINKS = re.compile(r"\]\([^)]*\)|https?://\S+")
@@ -36,8 +37,11 @@ _LINKS = re.compile(r"\]\([^)]*\)|https?://\S+")
 
 def fold(text: str) -> list[str]:
     """The words of `text` as search compares them (search.js `fold` does the same)."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return _WORD.findall("".join(c for c in decomposed if not unicodedata.combining(c)))
+    text = text.lower()
+    if not text.isascii():  # most text: no accents to take off
+        decomposed = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _WORD.findall(text)
 
 
 def outputs(pages: Pages) -> Iterator[Output]:
@@ -70,11 +74,11 @@ def index_script(pages: Pages) -> bytes:
 def entry(e: EventView) -> list:
     """One event's row, kept on the view (dropped with its rendered list items when
     the event changes under --watch, model.refresh_event)."""
-    found = e.items.get("search")
+    found = e.items.get("search-row")
     if found is None:
-        start = e.first_day.isoformat() if e.all_day else e.start.strftime("%Y-%m-%dT%H:%M")
+        start = e.first_day.isoformat() if e.all_day else e.start.isoformat(timespec="minutes")
         free = cost.lowest_price(e.record.get("cost")) == "0"
-        found = e.items["search"] = [
+        found = e.items["search-row"] = [
             paths.folder(e.path), e.title_text, start, calendar.timegm(e.end_utc.timetuple()),
             e.venue.id if e.venue is not None else 0, [c.id for c in e.categories],
             int(free), " ".join(_text_words(e))]
@@ -82,8 +86,8 @@ def entry(e: EventView) -> list:
 
 
 def _text_words(e: EventView) -> list[str]:
-    raw = e.record.get("excerpt") or e.record.get("description") or ""
-    text = markup.plain_text(_LINKS.sub(" ", str(raw)))
+    raw = str(e.record.get("excerpt") or e.record.get("description") or "")[:TEXT_CHARS]
+    text = markup.plain_text(_LINKS.sub(" ", raw))
     seen = set(fold(e.title_text))
     kept: list[str] = []
     for word in fold(text):
