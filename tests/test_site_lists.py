@@ -226,3 +226,24 @@ def test_incremental_builds_follow_new_months_and_images(tmp_path: Path) -> None
         assert pages == {p: b for p, b in tree(fresh).items() if p.suffix == ".html"}
     finally:
         builder.close()
+
+
+def test_jump_to_month_field_in_chromium(site: Path, browser) -> None:
+    context = browser.new_context()
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.goto((site / "events/category/music/index.html").as_uri())
+    tab.click(".jump-month summary")
+    field = tab.locator("#jump-month-field")
+    assert field.is_visible()  # shown by jump-month.js (hidden without it)
+    field.fill("2028-07")  # after the last month with a page
+    tab.click(".jump-month-form button")
+    assert tab.locator(".jump-month-error").inner_text() == (
+        "Choose a month from 2026-11 to 2028-06.")
+    field.fill("2027-03")
+    tab.click(".jump-month-form button")
+    tab.wait_for_url("**/events/month/2027-03/index.html")
+    assert tab.locator("h1").inner_text() == "March 2027"
+    context.close()
+    assert errors == []
