@@ -183,6 +183,12 @@ def test_jump_to_month_links_every_month_page(site: Path, path: str) -> None:
     assert f'<script src="{root}assets/jump-month.js"></script>' in page
 
 
+def test_no_jump_menu_after_the_first_page_of_a_list(site: Path) -> None:
+    for path in ("events/list/page/2/index.html", "events/category/music/page/2/index.html"):
+        page = (site / path).read_text()
+        assert "jump-month" not in page, path
+
+
 def tree(root: Path) -> dict[Path, bytes]:
     return {p.relative_to(root): p.read_bytes() for p in root.rglob("*")
             if p.is_file() and p.name != ".build-manifest"}
@@ -205,7 +211,12 @@ def test_incremental_builds_follow_new_months_and_images(tmp_path: Path) -> None
         late.write_text(text.replace("slug: jazz-night-march-2027",
                                      "slug: jazz-night-march-2029"))
         builder.calendar.catalog.refresh(["events/2029/jazz-night-march-2029.yaml"])
-        assert not builder.build().problems
+        report = builder.build()
+        assert not report.problems
+        # First pages show the new month in their menu; later pages have no menu.
+        assert {"events/list/index.html", "events/month/2027-03/index.html",
+                "venue/the-blue-lantern/index.html"} <= set(report.written)
+        assert "events/list/page/2/index.html" not in report.written
         page = (tmp_path / "a/events/list/index.html").read_text()
         assert jump_links(page)[-1][1] == "2029-03"
         fresh = tmp_path / "full-1"
