@@ -136,3 +136,17 @@ def auth(users: dict[str, str]) -> Callable[[str], dict]:
         return {"Authorization": f"Basic {token}"}
 
     return headers
+
+
+# -- a real browser, driven (tests/test_site_search.py, test_site_now.py) ----------------
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright (no browser download); skipped without it."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        yield launched
+        launched.close()

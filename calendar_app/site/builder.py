@@ -19,7 +19,7 @@ from .. import dates, markup, parallel
 from ..catalog import Catalog, Problem, paused_gc
 from ..records import Record
 from ..wiring import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
-from . import feeds, ical, manifest, paths, writer
+from . import feeds, ical, manifest, paths, search, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .pages import Pages, event_deps
@@ -385,6 +385,7 @@ class Builder:
     def _plan(self, model: SiteModel, pages: Pages,
               fingerprints: dict[int, bytes]) -> Iterator[Output]:
         yield from pages.outputs()
+        yield from search.outputs(pages)
         yield from feeds.assets(pages)
         yield from feeds.media(model)
         yield feeds.atom(pages)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,10 @@ from .jsonld import page_json_ld
 from .meta import HeadMeta, shorten
 from .model import EventView, SiteModel, address_lines, map_url
 from .plan import Output, ids
+
+SITE_DATA = paths.ASSETS + "calendar-data.js"
+MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
+                       "Nov", "Dec")
 
 
 @dataclass
@@ -76,6 +81,10 @@ class Pages:
                      "description": settings.get("description", "")}
         self.this_month = paths.month(model.today)
         self._templates: dict = {}
+        self._jump_menus: dict[str, Markup] = {}
+        # What list items ask of the model (the event_item macro).
+        self.item_helpers = {"cost_of": model.cost_text, "thumbnail": self.thumbnail,
+                             "month_groups": month_groups}
 
     def render(self, template: str, path: str, **context: object) -> bytes:
         tpl = self._templates.get(template)
@@ -86,9 +95,56 @@ class Pages:
                                             str(context["canonical"])))
         # The site root as seen from this page: the header and footer's links are
         # `root` + a path (a dozen |url filter calls a page, 47,000 pages a build).
-        root = context.get("absolute_root") or paths.root_of(path)
+        # Markup: a path of "../", never escaped (a dozen times a page).
+        root = Markup(context.get("absolute_root") or paths.root_of(path))
         return tpl.render(site=self.site, lang="en", page_path=path, root=root,
-                          this_month=self.this_month, **context).encode("utf-8")
+                          this_month=self.this_month, **self.item_helpers,
+                          **context).encode("utf-8")
+
+    # -- list items ----------------------------------------------------------------
+    def thumbnail(self, e: EventView) -> dict | None:
+        """The event's image for its list item, with the file's size when it is local."""
+        value = e.record.get("image")
+        if not value:
+            return None
+        image = self.model.rep.image(str(value))
+        return {"url": local_or_remote(image["url"], self.model),
+                "width": image.get("width"), "height": image.get("height")}
+
+    def items_stamp(self, events: list[EventView]) -> str:
+        """What list items show besides their records: the size of their local images."""
+        return " ".join(media_stamp(self.model, e.record.get("image")) for e in events
+                        if e.record.get("image"))
+
+    def jump_menu(self, path: str, number: int = 1) -> Markup:
+        """"Jump to month": a link to every month page (works without JavaScript) and a
+        month field that jump-month.js turns on. The same on every page at one depth.
+
+        On month pages and the first page of each list only: on every page of every
+        list it was 5 KB a page, 36 MB at 10,000 events, and a new last month
+        rewrote all of them."""
+        if number > 1:
+            return Markup()
+        root = paths.root_of(path)
+        found = self._jump_menus.get(root)
+        if found is None:
+            low, high = self.model.month_range()
+            years: dict[int, list[tuple[str, str, str]]] = {}
+            for first in months_between(low, high):
+                years.setdefault(first.year, []).append(
+                    (f"{first:%Y-%m}", MONTH_ABBREVIATIONS[first.month - 1],
+                     root + paths.month(first)))
+            found = self._jump_menus[root] = Markup(self.env.get_template(
+                "_jump_month.html").render(years=years, low=f"{low:%Y-%m}",
+                                           high=f"{high:%Y-%m}",
+                                           current=f"{self.model.today:%Y-%m}"))
+        return found
+
+    def jump_stamp(self, number: int) -> str:
+        if number > 1:
+            return ""
+        low, high = self.model.month_range()
+        return f"jump {low} {high}"
 
     # -- the plan ----------------------------------------------------------------
     def outputs(self) -> Iterator[Output]:
@@ -101,6 +157,17 @@ class Pages:
                        *self.model.categories, *self.model.tags):
             yield from self.collection_pages(record)
         yield Output(paths.NOT_FOUND, (), self.this_month, self.not_found)
+        yield self.site_data()
+
+    def site_data(self) -> Output:
+        """What now.js needs to correct a page on the day it is read: the calendar's
+        time zone and the months that have a page (one small file, not in every page:
+        a new last month rewrites it alone)."""
+        low, high = self.model.month_range()
+        data = {"timezone": self.model.site_tz, "firstMonth": f"{low:%Y-%m}",
+                "lastMonth": f"{high:%Y-%m}"}
+        text = f"window.calendarSite={json.dumps(data)};\n"
+        return Output(SITE_DATA, (), text, lambda: text.encode(), kind="asset")
 
     def per_page(self) -> int:
         return max(1, int(self.model.settings.get("per_page") or 10))
@@ -125,7 +192,8 @@ class Pages:
                     outputs.append(paths.HOME)  # the home page is the first upcoming page
                 for path in outputs:
                     yield Output(path, listing_deps(chunk),
-                                 f"list {number}/{pages} {[e.id for e in chunk]}",
+                                 f"list {number}/{pages} {[e.id for e in chunk]} "
+                                 f"{self.items_stamp(chunk)} {self.jump_stamp(number)}",
                                  self._list(path, chunk, pagination, heading, empty, section))
 
     def _list(self, path: str, events: list[EventView], pagination: Pagination,
@@ -135,7 +203,8 @@ class Pages:
         meta = HeadMeta(heading, shorten(self.site["description"]), canonical)
         return lambda: self.render("list.html", path, events=events, pagination=pagination,
                                    heading=heading, empty=empty, section=section,
-                                   canonical=canonical, meta=meta)
+                                   canonical=canonical, meta=meta,
+                                   jump_month=self.jump_menu(path, pagination.number))
 
     def months(self) -> Iterator[Output]:
         low, high = self.model.month_range()
@@ -158,7 +227,7 @@ class Pages:
             return self.render(
                 "month.html", path, month=first, weeks=weeks, weekdays=WEEKDAYS,
                 agenda=month_agenda(self.model, first), site_tz=self.model.site_tz,
-                day_paths=day_paths, section="month",
+                day_paths=day_paths, section="month", jump_month=self.jump_menu(path),
                 prev_month=Nav(prev_first, paths.month(prev_first)) if first > low else None,
                 next_month=Nav(next_first, paths.month(next_first)) if first < high else None)
         return render
@@ -169,7 +238,8 @@ class Pages:
             before, after = self.model.neighbour_days(day)
             path = paths.day(day)
             yield Output(path, listing_deps(events),
-                         f"day {day} {before} {after} {[e.id for e in events]}",
+                         f"day {day} {before} {after} {[e.id for e in events]} "
+                         f"{self.items_stamp(events)}",
                          self._day(path, day, events, before, after))
 
     def _day(self, path: str, day: dt.date, events: list[EventView],
@@ -232,7 +302,8 @@ class Pages:
             path = paths.list_page(base, pagination.number)
             yield Output(path, (record.id, *ids(extra), *listing_deps(chunk)),
                          f"{record.collection} {pagination.number}/{pagination.pages} "
-                         f"{[e.id for e in chunk]} {stamp}",
+                         f"{[e.id for e in chunk]} {stamp} {self.items_stamp(chunk)} "
+                         f"{self.jump_stamp(pagination.number)}",
                          self._collection(record, path, chunk, pagination))
 
     def _collection(self, record: Record, path: str, events: list[EventView],
@@ -248,7 +319,8 @@ class Pages:
                          "heading": f"{kinds[record.collection]}: {record.name}",
                          "events": events, "pagination": pagination,
                          "canonical": self.base_url + paths.folder(path),
-                         "ics_path": pagination.base + "calendar.ics"}
+                         "ics_path": pagination.base + "calendar.ics",
+                         "jump_month": self.jump_menu(path, pagination.number)}
         body = model.rep.represent(record) if not record.resource.is_term else None
         if body is not None:
             context["description"] = Markup(body.get("description", ""))
@@ -278,6 +350,19 @@ class Pages:
         # Served for any missing address, at any depth: links must be absolute here.
         root = "/" + self.base_url.split("://", 1)[-1].partition("/")[2]
         return self.render("404.html", paths.NOT_FOUND, absolute_root=root, canonical="")
+
+
+def month_groups(events: list[EventView]) -> list[tuple[dt.date, list[EventView]]]:
+    """Events in runs of the same month (of their first day), with that month's 1st."""
+    groups: list[tuple[dt.date, list[EventView]]] = []
+    current = None
+    for e in events:
+        start = e.start
+        if (start.year, start.month) != current:
+            current = (start.year, start.month)
+            groups.append((dt.date(start.year, start.month, 1), []))
+        groups[-1][1].append(e)
+    return groups
 
 
 def local_or_remote(url: str, model: SiteModel) -> str:

@@ -78,12 +78,39 @@ def cached_item(ctx, event: EventView, heading: str, macro) -> Markup:
     key = (heading, link)
     found = event.items.get(key)
     if found is None:
-        first = event.items.get(heading)
-        found = event.items[key] = (_moved(first, link) if first else None) or Markup(
-            macro(event, heading))
-        if first is None and _movable(found, link):
+        found = event.items[key] = (_derived(event.items, heading, link)
+                                    or Markup(macro(event, heading)))
+        if heading not in event.items and _movable(found, link):
             event.items[heading] = (link, found)
     return found
+
+
+def _derived(items: dict, heading: str, link: str) -> Markup | None:
+    """The item made from one already rendered: at another depth (the link to the
+    event rewritten, `_moved`), under another heading level (a day page's h2, a
+    list's h3, a venue's h4: the title's heading changed, `_reheaded`), or both."""
+    first = items.get(heading)
+    if first is not None:
+        return _moved(first, link)
+    for key, item in items.items():
+        if type(key) is tuple and key[1] == link:
+            return _reheaded(item, key[0], heading)
+    for other, first in items.items():
+        if type(other) is str and type(first) is tuple:
+            moved = _moved(first, link)
+            return _reheaded(moved, other, heading) if moved is not None else None
+    return None
+
+
+def _reheaded(item: Markup, old: str, heading: str) -> Markup | None:
+    """`item` with its one title heading `old` made `heading`; None when the item's
+    headings are not that simple (an excerpt with headings of its own)."""
+    text = str(item)
+    opening, closing = f'<{old} class="event-title">', f"</{old}>"
+    if text.count(opening) != 1 or text.count(closing) != 1:
+        return None
+    return Markup(text.replace(opening, f'<{heading} class="event-title">')
+                  .replace(closing, f"</{heading}>"))
 
 
 def _movable(item: Markup, link: str) -> bool:

@@ -1,0 +1,79 @@
+/* Keeps a built page right on the day it is read, however long ago it was built:
+   events that have ended leave the upcoming lists (with a note), the month grid's
+   "Today" moves to the real today and the header's "Month" link to the real month.
+   Dates are the calendar's (its time zone, from calendar-data.js), not the reader's.
+   Without this script the page is right on the day it was built. */
+(function () {
+  "use strict";
+  var site = window.calendarSite;
+  if (!site) { return; }
+  var now = new Date();
+  var today = localDay(now, site.timezone);
+
+  function localDay(moment, zone) {
+    var parts = {};
+    new Intl.DateTimeFormat("en-US", {timeZone: zone, year: "numeric", month: "2-digit",
+                                      day: "2-digit"})
+      .formatToParts(moment).forEach(function (p) { parts[p.type] = p.value; });
+    return parts.year + "-" + parts.month + "-" + parts.day;
+  }
+
+  function hideEnded(list) {
+    var ended = 0;
+    list.querySelectorAll("article[data-end]").forEach(function (item) {
+      if (Date.parse(item.getAttribute("data-end")) < now.getTime()) {
+        item.parentNode.hidden = true;
+        ended += 1;
+      }
+    });
+    if (!ended) { return; }
+    list.querySelectorAll("ol.event-list").forEach(function (ol) {
+      var heading = ol.previousElementSibling;
+      if (heading && heading.classList.contains("month-separator")) {
+        heading.hidden = !ol.querySelector("li:not([hidden])");
+      }
+    });
+    var note = list.querySelector(".ended-note");
+    note.querySelector(".ended-count").textContent = ended === 1 ? "1 event" : ended + " events";
+    note.hidden = false;
+  }
+
+  function moveToday() {
+    var grid = document.querySelector(".month-grid");
+    if (!grid) { return; }
+    var old = grid.querySelector("[data-date].today");
+    var cell = grid.querySelector('[data-date="' + today + '"]');
+    if (old === cell) { return; }
+    var label = old && old.querySelector(".today-label");
+    if (old) {
+      old.classList.remove("today");
+      old.removeAttribute("aria-current");
+    }
+    if (!cell) {
+      if (label) { label.remove(); }
+      return;
+    }
+    if (!label) {
+      label = document.createElement("span");
+      label.className = "today-label";
+      label.textContent = "Today";
+    }
+    cell.classList.add("today");
+    cell.setAttribute("aria-current", "date");
+    (cell.querySelector(".day-number") || cell).append(" ", label);
+  }
+
+  function fixMonthLink() {
+    var month = today.slice(0, 7);
+    // Month pages exist from the first to the last month of the calendar.
+    if (month < site.firstMonth) { month = site.firstMonth; }
+    if (month > site.lastMonth) { month = site.lastMonth; }
+    document.querySelectorAll("a[data-month-link]").forEach(function (link) {
+      link.setAttribute("href", link.getAttribute("href").replace(/\d{4}-\d{2}(?=\/)/, month));
+    });
+  }
+
+  document.querySelectorAll("[data-upcoming]").forEach(hideEnded);
+  moveToday();
+  fixMonthLink();
+})();
