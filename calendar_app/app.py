@@ -19,7 +19,8 @@ def create_app(config: dict | None = None) -> Flask:
     unless TESTING, where `calendar.index.flush()` writes it), SYNC_REMOTE (a remote's
     name or URL: clone it into CONTENT_DIR when empty, push writes, integrate what
     others push), SYNC_BRANCH ("main"), SYNC_WEBHOOK_SECRET, SYNC_POLL (seconds, 0 =
-    off), SYNC_PUSH ("wait" or "queue"); see docs/deployment.md."""
+    off), SYNC_PUSH ("wait" or "queue"); see docs/deployment.md. With a remote, new ids
+    come from blocks leased there (idlease.py), so instances never share one."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
