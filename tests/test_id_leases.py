@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 import json
 import multiprocessing
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -253,3 +255,44 @@ def test_without_a_remote_ids_stay_max_plus_one(tmp_path: Path, users, admin: di
         "end_date": "2027-01-05 22:00:00"})
     assert response.get_json()["id"] == SAMPLE_MAX_ID + 1
     assert not (content.parent / ".git" / "calendar-id-lease.json").exists()
+
+
+# -- hand-added files in pull requests ------------------------------------------------------
+def _run_cli(cwd: Path, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "calendar_app", *argv], cwd=cwd,
+                          capture_output=True, text=True, check=False)
+
+
+def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Path) -> None:
+    server = IdLeases(clone(bare, tmp_path / "server"), "origin", instance="server-1",
+                      block_size=10)
+    assert server.allocate(SAMPLE_MAX_ID, free_of(set())) == 153  # leases 153-162
+    editor = clone(bare, tmp_path / "editor")
+    git(editor, "fetch", "-q", "origin", f"+{LEASES_REF}:{LEASES_REF}")
+    git(editor, "switch", "-q", "-c", "new-gig")
+    # The editor's tree ends at 152: by hand (or `new`) the next id looks like 153.
+    (editor / "content/events/2027").mkdir(parents=True, exist_ok=True)
+    (editor / "content/events/2027/gig.yaml").write_text(
+        "id: 153\ntitle: Gig\nstart_date: 2027-05-01 19:00:00\n"
+        "end_date: 2027-05-01 21:00:00\n")
+    git(editor, "add", "-A")
+    git(editor, "commit", "-q", "-m", "a gig")
+    found = _run_cli(editor, "check", "content", "--against", "origin/main",
+                     "--format", "json")
+    assert found.returncode == 1
+    errors = [f for f in json.loads(found.stdout)["findings"] if f["severity"] == "error"]
+    assert [(f["path"], f["line"], f["code"]) for f in errors] == [
+        ("content/events/2027/gig.yaml", 1, "id-collision")]
+    assert errors[0]["message"].startswith(
+        "id 153 is leased to the server server-1 (ids 153-162), which may hand it out")
+    fixed = _run_cli(editor, "fix-ids", "content", "--against", "origin/main")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "id 153 -> 163" in fixed.stdout  # above every leased block
+    assert (editor / "content/events/2027/gig.yaml").read_text().startswith("id: 163\n")
+    again = _run_cli(editor, "check", "content", "--against", "origin/main")
+    assert again.returncode == 0, again.stdout
+    # Ids the branch did not add are never flagged, leased or not.
+    git(editor, "commit", "-q", "-am", "fix-ids")
+    git(editor, "switch", "-q", "main")
+    assert _run_cli(editor, "check", "content", "--against", "origin/main"
+                    ).returncode == 0
