@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BASE, NOW, git, make_repo
+from gitserver import GitDaemon, bare_copy
 
 from calendar_app import create_app
 from calendar_app.idlease import LEASES_REF, IdLeases, LeaseUnavailable, read_leases
@@ -100,6 +101,31 @@ def test_three_processes_lease_disjoint_blocks(bare: Path, tmp_path: Path) -> No
     assert all(prev[1] < nxt[0] for prev, nxt in itertools.pairwise(blocks))
     # 40 ids in blocks of 7: 6 blocks each, all recorded.
     assert len(blocks) == 18
+
+
+def test_three_processes_lease_over_a_git_daemon(tmp_path: Path) -> None:
+    """The compare-and-swap holds over a real git server, not only a local path."""
+    served = tmp_path / "served"
+    served.mkdir()
+    bare = bare_copy(make_repo(tmp_path).parent, served)
+    with GitDaemon(served) as daemon:
+        repos = [tmp_path / name for name in "abc"]
+        for repo in repos:
+            git(tmp_path, "clone", "-q", daemon.url("calendar.git"), str(repo))
+        ctx = multiprocessing.get_context("fork")
+        out = ctx.Queue()
+        procs = [ctx.Process(target=_allocate_many, args=(str(repo), repo.name, 30, out))
+                 for repo in repos]
+        for proc in procs:
+            proc.start()
+        ids = [i for _ in procs for i in out.get(timeout=120)]
+        for proc in procs:
+            proc.join(timeout=30)
+            assert proc.exitcode == 0
+    assert len(ids) == 90 and len(set(ids)) == 90
+    blocks = sorted((x.first, x.last) for x in read_leases(bare))
+    assert len(blocks) == 15  # 30 ids in blocks of 7: 5 blocks per instance
+    assert all(prev[1] < nxt[0] for prev, nxt in itertools.pairwise(blocks))
 
 
 def test_threads_of_three_instances_share_no_id(bare: Path, tmp_path: Path) -> None:
