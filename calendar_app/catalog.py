@@ -623,17 +623,23 @@ class Catalog:
         elif record.collection == "categories" and record.data.get("parent"):
             yield "categories", record.data["parent"]
 
+    def highest_id(self, also_taken: Collection[int] = ()) -> int:
+        """The highest id taken: by a record, a retired id, an id still written in a
+        file that does not load, or in `also_taken`."""
+        latest = self._work or self.current
+        return max(max(latest.records, default=0), max(self.tree.retired_ids(), default=0),
+                   max(self._problem_ids(), default=0), max(also_taken, default=0))
+
     def next_id(self, also_taken: Collection[int] = ()) -> int:
-        """The next free id (with `lock` held): above every record, retired id, id still
-        written in a file that does not load, and `also_taken` (ids this write already
-        gave out). With `leases`, the next such id of this instance's leased block."""
+        """The next free id (with `lock` held): above every id taken (`highest_id`;
+        `also_taken`: ids this write already gave out). With `leases`, the next id of
+        this instance's leased block that none of those takes."""
+        highest = self.highest_id(also_taken)
+        if self.leases is None:
+            return highest + 1
         latest = self._work or self.current
         retired = self.tree.retired_ids()
         broken = self._problem_ids()
-        highest = max(max(latest.records, default=0), max(retired, default=0),
-                      max(broken, default=0), max(also_taken, default=0))
-        if self.leases is None:
-            return highest + 1
 
         def taken(record_id: int) -> bool:
             return (record_id in latest.records or record_id in retired

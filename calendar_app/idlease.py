@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import os
 import random
 import socket
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+log = logging.getLogger(__name__)
 LEASES_REF = "refs/calendar/id-leases"
 LEASES_FILE = "leases"
 STATE_FILE = "calendar-id-lease.json"  # in the clone's git directory
@@ -102,6 +104,22 @@ class IdLeases:
             state["next"] = candidate + 1
             self._save(state)  # before the id is used: a restart never repeats it
             return candidate
+
+    def ensure_block(self, highest_used: int) -> None:
+        """Lease a block now, at start, if none has an id left: a server cut off from
+        the remote right after it starts can still make records. A remote out of
+        reach now is not an error yet (the first new record will say so)."""
+        with self._lock:
+            state = self._load()
+            if state.get("next", 1) <= state.get("last", 0):
+                return
+            try:
+                lease = self._lease_block(highest_used, state["instance"])
+            except LeaseUnavailable as exc:
+                log.warning("no block of ids leased at start: %s", exc)
+                return
+            state.update(first=lease.first, last=lease.last, next=lease.first)
+            self._save(state)
 
     def current(self) -> tuple[int, int] | None:
         """(next id, last id) of the block held, None when none is."""

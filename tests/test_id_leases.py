@@ -191,6 +191,20 @@ def test_hand_added_ids_in_the_block_are_skipped(bare: Path, tmp_path: Path) -> 
     assert leases.allocate(400, free_of({400})) == 401
 
 
+def test_a_block_is_leased_once_at_start(bare: Path, tmp_path: Path) -> None:
+    repo = clone(bare, tmp_path / "a")
+    IdLeases(repo, "origin", block_size=10).ensure_block(SAMPLE_MAX_ID)
+    again = IdLeases(repo, "origin", block_size=10)
+    again.ensure_block(SAMPLE_MAX_ID)  # a restart: the block still has ids
+    assert [(x.first, x.last) for x in read_leases(bare)] == [(153, 162)]
+    assert again.allocate(SAMPLE_MAX_ID, free_of(set())) == 153
+    git(repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    cut_off = IdLeases(clone(bare, tmp_path / "b"), "origin")
+    git(cut_off.repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    cut_off.ensure_block(SAMPLE_MAX_ID)  # only logged: the first new record will say
+    assert cut_off.current() is None
+
+
 def test_unreachable_remote_for_the_first_block(tmp_path: Path) -> None:
     repo = make_repo(tmp_path).parent
     git(repo, "remote", "add", "origin", str(tmp_path / "nowhere.git"))
@@ -199,11 +213,11 @@ def test_unreachable_remote_for_the_first_block(tmp_path: Path) -> None:
 
 
 # -- through the interface ----------------------------------------------------------------
-def _app(tmp_path: Path, bare: Path, name: str, users_file: Path):
+def _app(tmp_path: Path, bare: Path, name: str, users_file: Path, **extra: object):
     repo = clone(bare, tmp_path / name)
     return create_app({"CONTENT_DIR": str(repo / "content"), "USERS_FILE": str(users_file),
                        "CACHE_DIR": str(tmp_path / f"cache-{name}"), "NOW": NOW,
-                       "TESTING": True, "SYNC_REMOTE": "origin"}), repo
+                       "TESTING": True, "SYNC_REMOTE": "origin", **extra}), repo
 
 
 def test_instances_hand_out_disjoint_ids_over_http(bare: Path, tmp_path: Path, users,
@@ -247,8 +261,9 @@ def _instance(repo: Path) -> str:
 
 def test_cut_off_server_answers_503_and_writes_nothing(bare: Path, tmp_path: Path, users,
                                                       admin: dict) -> None:
-    app, repo = _app(tmp_path, bare, "a", tmp_path / "users.yaml")
-    app.extensions["calendar"].catalog.leases.block_size = 2
+    app, repo = _app(tmp_path, bare, "a", tmp_path / "users.yaml", ID_BLOCK=2)
+    # Leased at start, before any write: a cut right after the start still leaves ids.
+    assert [(x.first, x.last) for x in read_leases(bare)] == [(153, 154)]
     client = app.test_client()
     body = {"title": "Gig", "start_date": "2027-01-05 20:00:00",
             "end_date": "2027-01-05 22:00:00"}
