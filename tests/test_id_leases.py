@@ -332,8 +332,16 @@ def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Pat
     assert (editor / "content/events/2027/gig.yaml").read_text().startswith("id: 163\n")
     again = _run_cli(editor, "check", "content", "--against", "origin/main")
     assert again.returncode == 0, again.stdout
+    # `new` starts above every leased block too: its file passes the check as it is.
+    made = _run_cli(editor, "new", "event", "Jam", "--start", "2027-06-01 20:00",
+                    "--content", "content")
+    assert made.returncode == 0, made.stderr
+    assert (editor / "content/events/2027/jam.yaml").read_text().startswith("id: 164\n")
+    assert _run_cli(editor, "check", "content", "--against", "origin/main"
+                    ).returncode == 0
     # Ids the branch did not add are never flagged, leased or not.
-    git(editor, "commit", "-q", "-am", "fix-ids")
+    git(editor, "add", "-A")
+    git(editor, "commit", "-q", "-m", "fix-ids, and a jam")
     git(editor, "switch", "-q", "main")
     assert _run_cli(editor, "check", "content", "--against", "origin/main"
                     ).returncode == 0
