@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -221,11 +222,6 @@ def titles_count(bare: Path, title: str) -> int:
     return git(bare, "log", "--format=%s", "main").count(f'create "{title}"')
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap (issue 15 item 4/6): two instances give one title the same slug and so "
-    "the same file name; the rebase merges the two new records key by key as if they "
-    "were one, the remote's wins and ours survives only in a conflict record. Ours "
-    "needs a fresh slug instead (what fix-ids does for pull requests)."))
 def test_same_title_on_three_instances_keeps_every_record(shared: Shared,
                                                           users: dict[str, str]) -> None:
     """Each instance gives the title the same slug, hence the same file name: the
@@ -248,7 +244,19 @@ def test_same_title_on_three_instances_keeps_every_record(shared: Shared,
     for thread in threads:
         thread.join()
     assert [r["status"] for r in results] == [201, 201, 201]
+    assert {r["slug"] for r in results} == {"open-mic"}  # each instance alone: free
     converge(shared, users)
     on_remote = remote_ids(shared.bare)
     assert sorted(r["id"] for r in results if r["id"] in on_remote) == sorted(
         r["id"] for r in results)
+    # One kept the slug; the others were renamed, their ids unchanged, none merged.
+    # (A record renamed on one instance can meet another's rename: open-mic-2-2.)
+    paths = {on_remote[r["id"]] for r in results}
+    assert len(paths) == 3 and "events/2027/open-mic.yaml" in paths
+    assert all(re.fullmatch(r"events/2027/open-mic(-2)*(-[23])?\.yaml", p) for p in paths)
+    slugs = {p.rsplit("/", 1)[1][:-5] for p in paths}
+    for instance in shared.instances:
+        http = instance.http(users)
+        seen = {http.request("GET", f"{BASE}/events/{r['id']}")[2]["slug"] for r in results}
+        assert seen == slugs
+    assert git(shared.bare, "ls-tree", "-r", "--name-only", "main", ".calendar") == ""
