@@ -48,7 +48,8 @@ class GitDaemon:
         return f"git://127.0.0.1:{self.port}/{name}"
 
     def start(self, timeout: float = 20) -> Self:
-        self.port = free_port()
+        """Start serving; again on the same port after `stop` (clients keep their URL)."""
+        self.port = self.port or free_port()
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
             ["git", "daemon", "--reuseaddr", f"--base-path={self.base}", "--export-all",

@@ -50,6 +50,7 @@ class Shared:
     url: str
     users_file: Path
     tmp: Path
+    daemon: GitDaemon
     instances: list[Instance] = field(default_factory=list)
 
     def start(self, instance: Instance) -> None:
@@ -72,7 +73,8 @@ def shared(tmp_path: Path, users: dict[str, str]) -> Iterator[Shared]:
     bare = served / "calendar.git"
     git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
     with GitDaemon(served, log=tmp_path / "daemon.log") as daemon:
-        state = Shared(bare, daemon.url("calendar.git"), tmp_path / "users.yaml", tmp_path)
+        state = Shared(bare, daemon.url("calendar.git"), tmp_path / "users.yaml", tmp_path,
+                       daemon)
         try:
             for name in ("a", "b", "c"):
                 instance = Instance(name, tmp_path / name, tmp_path / f"{name}-cache",
@@ -225,7 +227,8 @@ def titles_count(bare: Path, title: str) -> int:
 def test_same_title_on_three_instances_keeps_every_record(shared: Shared,
                                                           users: dict[str, str]) -> None:
     """Each instance gives the title the same slug, hence the same file name: the
-    rebase meets one path added on both sides, by two different records."""
+    rebase meets one path added on both sides, by two different records. The remote
+    is out of reach while they are made, so no instance sees another's first."""
     results: list[dict] = []
     lock = threading.Lock()
 
@@ -238,6 +241,7 @@ def test_same_title_on_three_instances_keeps_every_record(shared: Shared,
                             "status": status, "id": body.get("id"),
                             "slug": body.get("slug"), "sync": headers.get("x-calendar-sync")})
 
+    shared.daemon.stop()
     threads = [threading.Thread(target=post, args=(x,)) for x in shared.instances]
     for thread in threads:
         thread.start()
@@ -245,6 +249,8 @@ def test_same_title_on_three_instances_keeps_every_record(shared: Shared,
         thread.join()
     assert [r["status"] for r in results] == [201, 201, 201]
     assert {r["slug"] for r in results} == {"open-mic"}  # each instance alone: free
+    assert {r["sync"] for r in results} == {"queued"}
+    shared.daemon.start()
     converge(shared, users)
     on_remote = remote_ids(shared.bare)
     assert sorted(r["id"] for r in results if r["id"] in on_remote) == sorted(
