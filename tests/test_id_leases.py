@@ -12,13 +12,18 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, git, make_repo
+from conftest import BASE, NOW, SAMPLE, git, make_repo
 from gitserver import GitDaemon, bare_copy
 
 from calendar_app import create_app
 from calendar_app.idlease import LEASES_REF, IdLeases, LeaseUnavailable, read_leases
 
-SAMPLE_MAX_ID = 152  # the highest id of the bundled sample
+# What the unit tests tell `allocate` the tree's highest id is (they never read a tree).
+HIGHEST = 152
+# Tests through the app, `check` and `new` read the bundled sample's own highest id.
+SAMPLE_MAX_ID = max(int(line.split(":")[1]) for path in SAMPLE.rglob("*.yaml")
+                    for line in path.read_text().splitlines() if line.startswith("id:"))
+M = SAMPLE_MAX_ID
 
 
 @pytest.fixture
@@ -42,15 +47,15 @@ def free_of(ids: set[int]):
 def test_first_id_leases_a_block_above_every_id(bare: Path, tmp_path: Path) -> None:
     repo = clone(bare, tmp_path / "a")
     leases = IdLeases(repo, "origin", instance="a", block_size=10)
-    assert leases.allocate(SAMPLE_MAX_ID, free_of(set())) == SAMPLE_MAX_ID + 1
+    assert leases.allocate(HIGHEST, free_of(set())) == HIGHEST + 1
     [lease] = read_leases(bare)
     assert (lease.instance, lease.first, lease.last) == ("a", 153, 162)
     # The next ids come from the block, without asking the remote again.
-    assert [leases.allocate(SAMPLE_MAX_ID, free_of(set())) for _ in range(9)] == list(
+    assert [leases.allocate(HIGHEST, free_of(set())) for _ in range(9)] == list(
         range(154, 163))
     assert leases.lease_attempts == 1
     # Used up: the next block starts above every lease.
-    assert leases.allocate(SAMPLE_MAX_ID, free_of(set())) == 163
+    assert leases.allocate(HIGHEST, free_of(set())) == 163
     assert [(x.first, x.last) for x in read_leases(bare)] == [(153, 162), (163, 172)]
     # The ref is a chain of commits: the history of every lease is kept.
     log = git(bare, "log", "--format=%s", LEASES_REF).splitlines()
@@ -60,17 +65,17 @@ def test_first_id_leases_a_block_above_every_id(bare: Path, tmp_path: Path) -> N
 def test_lost_race_is_retried_on_top_of_the_winner(bare: Path, tmp_path: Path) -> None:
     a = IdLeases(clone(bare, tmp_path / "a"), "origin", instance="a", block_size=10)
     b = IdLeases(clone(bare, tmp_path / "b"), "origin", instance="b", block_size=10)
-    b.allocate(SAMPLE_MAX_ID, free_of(set()))  # the ref exists: the race is on an update
+    b.allocate(HIGHEST, free_of(set()))  # the ref exists: the race is on an update
     real_commit = a._commit
     raced = []
 
     def commit_after_b_leases(parent, leases):
         if not raced:  # between a's read and a's push, b takes a block
-            raced.append(b.allocate(SAMPLE_MAX_ID, free_of(set(range(153, 163)))))
+            raced.append(b.allocate(HIGHEST, free_of(set(range(153, 163)))))
         return real_commit(parent, leases)
 
     a._commit = commit_after_b_leases
-    first_a = a.allocate(SAMPLE_MAX_ID, free_of(set()))
+    first_a = a.allocate(HIGHEST, free_of(set()))
     assert a.lease_attempts == 2  # the first push was refused as stale
     assert raced == [163]
     assert first_a == 173
@@ -80,7 +85,7 @@ def test_lost_race_is_retried_on_top_of_the_winner(bare: Path, tmp_path: Path) -
 
 def _allocate_many(repo: str, instance: str, count: int, out) -> None:
     leases = IdLeases(Path(repo), "origin", instance=instance, block_size=7)
-    out.put([leases.allocate(SAMPLE_MAX_ID, free_of(set())) for _ in range(count)])
+    out.put([leases.allocate(HIGHEST, free_of(set())) for _ in range(count)])
 
 
 def test_three_processes_lease_disjoint_blocks(bare: Path, tmp_path: Path) -> None:
@@ -96,7 +101,7 @@ def test_three_processes_lease_disjoint_blocks(bare: Path, tmp_path: Path) -> No
         assert proc.exitcode == 0
     ids = [i for result in results for i in result]
     assert len(ids) == 120 and len(set(ids)) == 120
-    assert min(ids) > SAMPLE_MAX_ID
+    assert min(ids) > HIGHEST
     blocks = sorted((x.first, x.last) for x in read_leases(bare))
     assert all(prev[1] < nxt[0] for prev, nxt in itertools.pairwise(blocks))
     # 40 ids in blocks of 7: 6 blocks each, all recorded.
@@ -136,7 +141,7 @@ def test_threads_of_three_instances_share_no_id(bare: Path, tmp_path: Path) -> N
 
     def run(leases: IdLeases) -> None:
         barrier.wait()
-        got[str(leases.repo.name)] = [leases.allocate(SAMPLE_MAX_ID, free_of(set()))
+        got[str(leases.repo.name)] = [leases.allocate(HIGHEST, free_of(set()))
                                       for _ in range(15)]
 
     threads = [threading.Thread(target=run, args=(x,)) for x in instances]
@@ -152,28 +157,28 @@ def test_threads_of_three_instances_share_no_id(bare: Path, tmp_path: Path) -> N
 def test_cut_off_instance_uses_its_block_then_refuses(bare: Path, tmp_path: Path) -> None:
     repo = clone(bare, tmp_path / "a")
     leases = IdLeases(repo, "origin", instance="a", block_size=5)
-    assert leases.allocate(SAMPLE_MAX_ID, free_of(set())) == 153
+    assert leases.allocate(HIGHEST, free_of(set())) == 153
     git(repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
-    assert [leases.allocate(SAMPLE_MAX_ID, free_of(set())) for _ in range(4)] == [
+    assert [leases.allocate(HIGHEST, free_of(set())) for _ in range(4)] == [
         154, 155, 156, 157]
     with pytest.raises(LeaseUnavailable, match="could not reach origin"):
-        leases.allocate(SAMPLE_MAX_ID, free_of(set()))
+        leases.allocate(HIGHEST, free_of(set()))
     # Refused again, not handed out unleased, on every later try.
     with pytest.raises(LeaseUnavailable):
-        leases.allocate(SAMPLE_MAX_ID, free_of(set()))
+        leases.allocate(HIGHEST, free_of(set()))
     git(repo, "remote", "set-url", "origin", str(bare))  # back in touch
-    assert leases.allocate(SAMPLE_MAX_ID, free_of(set())) == 158
+    assert leases.allocate(HIGHEST, free_of(set())) == 158
 
 
 def test_restart_resumes_the_block_and_never_repeats_an_id(bare: Path,
                                                          tmp_path: Path) -> None:
     repo = clone(bare, tmp_path / "a")
     first = IdLeases(repo, "origin", block_size=10)
-    assert [first.allocate(SAMPLE_MAX_ID, free_of(set())) for _ in range(3)] == [
+    assert [first.allocate(HIGHEST, free_of(set())) for _ in range(3)] == [
         153, 154, 155]
     again = IdLeases(repo, "origin", block_size=10)  # a new process on the same clone
     # 155 is no longer in the tree (deleted), yet it was handed out once: never again.
-    assert again.allocate(SAMPLE_MAX_ID, free_of(set())) == 156
+    assert again.allocate(HIGHEST, free_of(set())) == 156
     assert again.lease_attempts == 0
     assert again.current() == (157, 162)
     assert len({x.instance for x in read_leases(bare)}) == 1
@@ -181,7 +186,7 @@ def test_restart_resumes_the_block_and_never_repeats_an_id(bare: Path,
 
 def test_hand_added_ids_in_the_block_are_skipped(bare: Path, tmp_path: Path) -> None:
     leases = IdLeases(clone(bare, tmp_path / "a"), "origin", block_size=10)
-    assert leases.allocate(SAMPLE_MAX_ID, free_of(set())) == 153
+    assert leases.allocate(HIGHEST, free_of(set())) == 153
     # An editor's file took 154 and 155 (pulled meanwhile); the tree's highest is 155.
     assert leases.allocate(155, free_of({154, 155})) == 156
     # A hand-added id above the block: the next block starts above it.
@@ -193,15 +198,15 @@ def test_hand_added_ids_in_the_block_are_skipped(bare: Path, tmp_path: Path) -> 
 
 def test_a_block_is_leased_once_at_start(bare: Path, tmp_path: Path) -> None:
     repo = clone(bare, tmp_path / "a")
-    IdLeases(repo, "origin", block_size=10).ensure_block(SAMPLE_MAX_ID)
+    IdLeases(repo, "origin", block_size=10).ensure_block(HIGHEST)
     again = IdLeases(repo, "origin", block_size=10)
-    again.ensure_block(SAMPLE_MAX_ID)  # a restart: the block still has ids
+    again.ensure_block(HIGHEST)  # a restart: the block still has ids
     assert [(x.first, x.last) for x in read_leases(bare)] == [(153, 162)]
-    assert again.allocate(SAMPLE_MAX_ID, free_of(set())) == 153
+    assert again.allocate(HIGHEST, free_of(set())) == 153
     git(repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
     cut_off = IdLeases(clone(bare, tmp_path / "b"), "origin")
     git(cut_off.repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
-    cut_off.ensure_block(SAMPLE_MAX_ID)  # only logged: the first new record will say
+    cut_off.ensure_block(HIGHEST)  # only logged: the first new record will say
     assert cut_off.current() is None
 
 
@@ -263,14 +268,14 @@ def test_cut_off_server_answers_503_and_writes_nothing(bare: Path, tmp_path: Pat
                                                       admin: dict) -> None:
     app, repo = _app(tmp_path, bare, "a", tmp_path / "users.yaml", ID_BLOCK=2)
     # Leased at start, before any write: a cut right after the start still leaves ids.
-    assert [(x.first, x.last) for x in read_leases(bare)] == [(153, 154)]
+    assert [(x.first, x.last) for x in read_leases(bare)] == [(M + 1, M + 2)]
     client = app.test_client()
     body = {"title": "Gig", "start_date": "2027-01-05 20:00:00",
             "end_date": "2027-01-05 22:00:00"}
     assert client.post(f"{BASE}/events", headers=admin, json=body).status_code == 201
     git(repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
     second = client.post(f"{BASE}/events", headers=admin, json=body)
-    assert second.status_code == 201 and second.get_json()["id"] == 154
+    assert second.status_code == 201 and second.get_json()["id"] == M + 2
     commits = git(repo, "rev-list", "--count", "HEAD")
     refused = client.post(f"{BASE}/events", headers=admin, json=body)
     assert refused.status_code == 503
@@ -307,14 +312,15 @@ def _run_cli(cwd: Path, *argv: str) -> subprocess.CompletedProcess:
 def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Path) -> None:
     server = IdLeases(clone(bare, tmp_path / "server"), "origin", instance="server-1",
                       block_size=10)
-    assert server.allocate(SAMPLE_MAX_ID, free_of(set())) == 153  # leases 153-162
+    first, last = M + 1, M + 10
+    assert server.allocate(M, free_of(set())) == first  # leases first-last
     editor = clone(bare, tmp_path / "editor")
     git(editor, "fetch", "-q", "origin", f"+{LEASES_REF}:{LEASES_REF}")
     git(editor, "switch", "-q", "-c", "new-gig")
-    # The editor's tree ends at 152: by hand (or `new`) the next id looks like 153.
+    # The editor's tree ends at M: by hand the next id looks like M + 1.
     (editor / "content/events/2027").mkdir(parents=True, exist_ok=True)
     (editor / "content/events/2027/gig.yaml").write_text(
-        "id: 153\ntitle: Gig\nstart_date: 2027-05-01 19:00:00\n"
+        f"id: {first}\ntitle: Gig\nstart_date: 2027-05-01 19:00:00\n"
         "end_date: 2027-05-01 21:00:00\n")
     git(editor, "add", "-A")
     git(editor, "commit", "-q", "-m", "a gig")
@@ -325,18 +331,21 @@ def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Pat
     assert [(f["path"], f["line"], f["code"]) for f in errors] == [
         ("content/events/2027/gig.yaml", 1, "id-collision")]
     assert errors[0]["message"].startswith(
-        "id 153 is leased to the server server-1 (ids 153-162), which may hand it out")
+        f"id {first} is leased to the server server-1 (ids {first}-{last}), which may "
+        "hand it out")
     fixed = _run_cli(editor, "fix-ids", "content", "--against", "origin/main")
     assert fixed.returncode == 0, fixed.stderr
-    assert "id 153 -> 163" in fixed.stdout  # above every leased block
-    assert (editor / "content/events/2027/gig.yaml").read_text().startswith("id: 163\n")
+    assert f"id {first} -> {last + 1}" in fixed.stdout  # above every leased block
+    assert (editor / "content/events/2027/gig.yaml").read_text().startswith(
+        f"id: {last + 1}\n")
     again = _run_cli(editor, "check", "content", "--against", "origin/main")
     assert again.returncode == 0, again.stdout
     # `new` starts above every leased block too: its file passes the check as it is.
     made = _run_cli(editor, "new", "event", "Jam", "--start", "2027-06-01 20:00",
                     "--content", "content")
     assert made.returncode == 0, made.stderr
-    assert (editor / "content/events/2027/jam.yaml").read_text().startswith("id: 164\n")
+    assert (editor / "content/events/2027/jam.yaml").read_text().startswith(
+        f"id: {last + 2}\n")
     assert _run_cli(editor, "check", "content", "--against", "origin/main"
                     ).returncode == 0
     # Ids the branch did not add are never flagged, leased or not.

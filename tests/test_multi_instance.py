@@ -27,7 +27,8 @@ from calendar_app.resources import RESOURCES
 
 SECRET = "multi-instance-webhook-secret"
 WEBHOOK = "/wp-json/calendar/v1/sync"
-SAMPLE_MAX_ID = 152
+SAMPLE_MAX_ID = max(int(line.split(":")[1]) for path in SAMPLE.rglob("*.yaml")
+                    for line in path.read_text().splitlines() if line.startswith("id:"))
 
 
 @dataclass
