@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flask import Flask
 
+from .idlease import DEFAULT_BLOCK
 from .starter import ensure_demo
 from .sync import SyncSettings
 from .wiring import DEFAULT_BASE_PATH, default_users_file, open_calendar
@@ -19,7 +20,9 @@ def create_app(config: dict | None = None) -> Flask:
     unless TESTING, where `calendar.index.flush()` writes it), SYNC_REMOTE (a remote's
     name or URL: clone it into CONTENT_DIR when empty, push writes, integrate what
     others push), SYNC_BRANCH ("main"), SYNC_WEBHOOK_SECRET, SYNC_POLL (seconds, 0 =
-    off), SYNC_PUSH ("wait" or "queue"); see docs/deployment.md."""
+    off), SYNC_PUSH ("wait" or "queue"); see docs/deployment.md. With a remote, new ids
+    come from blocks of ID_BLOCK (100) ids leased there (idlease.py), so instances never
+    share one."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -34,6 +37,7 @@ def create_app(config: dict | None = None) -> Flask:
         SYNC_WEBHOOK_SECRET="",
         SYNC_POLL=0,
         SYNC_PUSH="wait",
+        ID_BLOCK=DEFAULT_BLOCK,
     )
     app.config.update(config or {})
     users_file = Path(app.config["USERS_FILE"] or default_users_file())
@@ -53,7 +57,7 @@ def create_app(config: dict | None = None) -> Flask:
         content, users_file, Path(cache) if cache else None,
         app.config["NOW"], watch=not testing if watch is None else bool(watch),
         index_in_background=not testing if background is None else bool(background),
-        sync=sync)
+        sync=sync, id_block=int(app.config["ID_BLOCK"]))
     app.extensions["calendar"] = calendar
     atexit.register(calendar.close)
 

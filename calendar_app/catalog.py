@@ -15,11 +15,12 @@ import re
 import secrets
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .content import SETTINGS_FILE, ContentTree
+from .idlease import IdLeases
 from .parsing import Outcome, parse, parse_data, parse_many
 from .records import Record, line_of, valid_id
 from .resources import EVENTS, RESOURCES
@@ -174,6 +175,8 @@ class Catalog:
         # since it was written (what the delta file must hold).
         self._cache_token: str | None = None
         self._cache_delta: set[str] = set()
+        # Set when several instances share a remote: ids come from leased blocks.
+        self.leases: IdLeases | None = None
 
     # -- versions --------------------------------------------------------------
     def view(self) -> CatalogVersion:
@@ -620,19 +623,34 @@ class Catalog:
         elif record.collection == "categories" and record.data.get("parent"):
             yield "categories", record.data["parent"]
 
-    def next_id(self) -> int:
-        """The next free id (with `lock` held): above every record, retired id and id
-        still written in a file that does not load."""
+    def highest_id(self, also_taken: Collection[int] = ()) -> int:
+        """The highest id taken: by a record, a retired id, an id still written in a
+        file that does not load, or in `also_taken`."""
         latest = self._work or self.current
-        used = max(latest.records, default=0)
-        retired = max(self.tree.retired_ids(), default=0)
-        return max(used, retired, self._problem_ids()) + 1
+        return max(max(latest.records, default=0), max(self.tree.retired_ids(), default=0),
+                   max(self._problem_ids(), default=0), max(also_taken, default=0))
 
-    def _problem_ids(self) -> int:
-        """The highest id written in a file that does not load. Read from its top-level
-        `id:` line, not by parsing: a file whose YAML is broken still holds its id, and
-        its author will fix the rest. Ids out of range are never handed out anyway."""
-        best = 0
+    def next_id(self, also_taken: Collection[int] = ()) -> int:
+        """The next free id (with `lock` held): above every id taken (`highest_id`;
+        `also_taken`: ids this write already gave out). With `leases`, the next id of
+        this instance's leased block that none of those takes."""
+        highest = self.highest_id(also_taken)
+        if self.leases is None:
+            return highest + 1
+        latest = self._work or self.current
+        retired = self.tree.retired_ids()
+        broken = self._problem_ids()
+
+        def taken(record_id: int) -> bool:
+            return (record_id in latest.records or record_id in retired
+                    or record_id in broken or record_id in also_taken)
+        return self.leases.allocate(highest, taken)
+
+    def _problem_ids(self) -> set[int]:
+        """The ids written in files that do not load. Read from their top-level `id:`
+        line, not by parsing: a file whose YAML is broken still holds its id, and its
+        author will fix the rest. Ids out of range are never handed out anyway."""
+        found: set[int] = set()
         for relpath in self.problems:
             try:
                 text = self.tree.read_bytes(relpath).decode("utf-8", "replace")
@@ -641,8 +659,8 @@ class Catalog:
             for match in re.finditer(r"^id[ \t]*:[ \t]*([0-9]{1,20})[ \t]*(?:#.*)?$", text,
                                      re.MULTILINE):
                 if valid_id(int(match[1])):
-                    best = max(best, int(match[1]))
-        return best
+                    found.add(int(match[1]))
+        return found
 
 
 @contextlib.contextmanager

@@ -62,10 +62,24 @@ def merge_texts(base: str, remote: str, ours: str, path: str) -> Merged:
             changes[key] = None
     if not changes:
         return Merged(remote, lost)
-    return Merged(yamlfile.edit(remote, changes, _field_order(path)), lost)
+    return Merged(yamlfile.edit(remote, changes, field_order(path)), lost)
 
 
-def _field_order(path: str) -> list[str]:
+def different_records(base: str, remote: str, ours: str) -> bool:
+    """Both sides added this file (no base) for records with different ids: two
+    instances gave two new records one slug, so one file name. Not one record to
+    merge: both are kept (sync.py gives ours a fresh slug)."""
+    if base.strip():
+        return False
+    try:
+        theirs = yamlfile.load(remote.encode("utf-8")).get("id")
+        mine = yamlfile.load(ours.encode("utf-8")).get("id")
+    except (yamlfile.YamlError, ValueError):
+        return False
+    return theirs is not None and mine is not None and theirs != mine
+
+
+def field_order(path: str) -> list[str]:
     """The canonical key order of the collection a path belongs to (new keys go where
     `fmt` would put them)."""
     for part in Path(path).parts:
@@ -78,13 +92,18 @@ def main(argv: list[str]) -> int:
     """git's merge driver entry: BASE REMOTE OURS PATH (%O %A %B %P)."""
     base_file, remote_file, ours_file, path = argv
     read = lambda p: Path(p).read_text(encoding="utf-8")
+    spool = os.environ.get(SPOOL_ENV)
     try:
+        if different_records(read(base_file), read(remote_file), read(ours_file)):
+            if spool:  # the remote's file stays at this path; ours moves (sync.py)
+                with open(spool, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"path": path, "displaced": read(ours_file)}) + "\n")
+            return 0
         merged = merge_texts(read(base_file), read(remote_file), read(ours_file), path)
     except (yamlfile.YamlError, UnicodeDecodeError, ValueError) as exc:
         print(f"{path}: no key-by-key merge: {exc}", file=sys.stderr)
         return 1
     Path(remote_file).write_text(merged.text, encoding="utf-8")
-    spool = os.environ.get(SPOOL_ENV)
     if merged.lost and spool:
         entry = {"path": path, "keys": {k: {"ours": o, "remote": t}
                                         for k, (o, t) in merged.lost.items()}}

@@ -17,6 +17,7 @@ from .catalog import EVENT_LINKS, Catalog
 from .clock import Clock
 from .content import GitError, WritesBlocked
 from .errors import ApiError
+from .idlease import LeaseUnavailable
 from .records import URL, Record, to_file
 from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
 from .users import User, UserStore
@@ -556,7 +557,13 @@ class Service:
     def _new_record(self, resource: Resource, values: dict, user: User | None,
                     write: Write) -> Record:
         self._check_author(resource, user, values, "create")
-        record_id = max([self.catalog.next_id(), *(i + 1 for i in write.allocated)])
+        try:
+            record_id = self.catalog.next_id(write.allocated)
+        except LeaseUnavailable as exc:
+            raise ApiError(503, "calendar-ids-unavailable",
+                           f"No new record can be made now: {exc}. Records already "
+                           "made can still be changed; try again once the shared "
+                           "repository can be reached.") from exc
         write.allocated.append(record_id)
         data: dict = {"id": record_id}
         now = self.site_now()

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import clock as clocks
-from . import fieldmerge, yamlfile
+from . import fieldmerge, slugs, yamlfile
 from .content import ContentTree
 from .editorial.findings import WARNING, Finding
 
@@ -325,6 +325,10 @@ class RemoteSync:
             conflicts: list[dict] = []
         else:
             conflicts = self._rebase()
+        displaced = [c for c in conflicts if "displaced" in c]
+        if displaced:
+            self._give_fresh_slugs(displaced)
+        conflicts = [c for c in conflicts if "displaced" not in c]
         if conflicts:
             self._record_conflicts(conflicts)
         changed = self._changed_paths(old, self._rev("HEAD"))
@@ -405,6 +409,29 @@ class RemoteSync:
             return {"path": path, "ours_file": ours.decode("utf-8")}
         except UnicodeDecodeError:  # an image: its blob stays in git's objects
             return {"path": path, "ours_file": None, "ours_blob": stages[3]}
+
+    def _give_fresh_slugs(self, displaced: list[dict]) -> None:
+        """Records made here whose file name (their slug) the remote gave another new
+        record meanwhile: back under a slug nobody has, their id unchanged, in one
+        commit. Their links are not rewritten: a record of ours that linked to that
+        slug now links to the remote's record of the same name."""
+        written = []
+        for entry in displaced:
+            relpath = self._content_path(entry["path"])
+            collection = relpath.split("/", 1)[0]
+            taken = {p.stem for p in (self.tree.root / collection).rglob("*.yaml")}
+            text = entry["displaced"]
+            old_slug = str(yamlfile.load(text.encode("utf-8")).get("slug")
+                           or Path(relpath).stem)
+            new_slug = slugs.unique_slug(old_slug, lambda s, taken=taken: s in taken)
+            if re.search(r"^slug[ \t]*:", text, re.MULTILINE):
+                text = yamlfile.edit(text, {"slug": new_slug},
+                                     fieldmerge.field_order(relpath))
+            target = f"{relpath.rsplit('/', 1)[0]}/{new_slug}.yaml"
+            self.tree.write_text(target, text)
+            written.append(target)
+        self.tree.commit(written, f"sync: {len(written)} record(s) made here renamed: the "
+                         "remote gave their slug to another new record meanwhile", AUTHOR)
 
     def _record_conflicts(self, conflicts: list[dict]) -> None:
         """One conflict record per file, committed (and so pushed): our side of what

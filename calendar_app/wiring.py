@@ -16,6 +16,7 @@ from . import clock as clocks
 from . import firstseen
 from .catalog import Catalog
 from .content import ContentTree
+from .idlease import DEFAULT_BLOCK, IdLeases
 from .index import CalendarIndex
 from .service import Service
 from .starter import (
@@ -109,9 +110,11 @@ class Calendar:
 def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None,
                   now: dt.datetime | None = None, watch: bool = False,
                   index_in_background: bool = True,
-                  sync: SyncSettings | None = None) -> Calendar:
+                  sync: SyncSettings | None = None,
+                  id_block: int = DEFAULT_BLOCK) -> Calendar:
     """`sync`: keep the tree in step with a remote branch (cloned into `content` when
-    that folder is empty or missing)."""
+    that folder is empty or missing); new ids then come from blocks leased on that
+    remote (`idlease`, `id_block` ids at a time), as other instances may share it."""
     remote = prepare_clone(content, sync) if sync else ""
     cache_dir = cache_dir or default_cache_dir(content)
     tree = ContentTree(content, cache_dir / "write.lock")
@@ -119,7 +122,11 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     if recovered:
         log.warning("finished a write interrupted by a crash: %s", recovered.splitlines()[0])
     catalog = Catalog(tree)
+    if sync and tree.git_root is not None:
+        catalog.leases = IdLeases(tree.git_root, remote, block_size=id_block)
     catalog.load(cache_dir / "catalog.pickle")
+    if catalog.leases is not None:
+        catalog.leases.ensure_block(catalog.highest_id())
     firstseen.load(tree.root, cache_dir)  # `date` of records whose file gives none
     index = CalendarIndex(catalog, cache_dir, background=index_in_background)
     index.cache_file = cache_dir / "catalog.pickle"

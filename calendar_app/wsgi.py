@@ -5,7 +5,8 @@ demo calendar made from the bundled sample), CALENDAR_USERS (users file), CALEND
 (index and cache folder), CALENDAR_SITE_URL (public address used in URLs; default: the request's host).
 With a shared repository (docs/deployment.md): CALENDAR_REMOTE (remote name or URL;
 CALENDAR_CONTENT is then required, cloned into when empty), CALENDAR_BRANCH (main),
-CALENDAR_WEBHOOK_SECRET, CALENDAR_POLL (seconds), CALENDAR_PUSH (wait or queue).
+CALENDAR_WEBHOOK_SECRET, CALENDAR_POLL (seconds), CALENDAR_PUSH (wait or queue),
+CALENDAR_ID_BLOCK (ids leased at a time, 100).
 """
 
 import os
@@ -26,4 +27,5 @@ app = create_app({
     "SYNC_WEBHOOK_SECRET": os.environ.get("CALENDAR_WEBHOOK_SECRET") or "",
     "SYNC_POLL": float(os.environ.get("CALENDAR_POLL") or 0),
     "SYNC_PUSH": os.environ.get("CALENDAR_PUSH") or "wait",
+    "ID_BLOCK": int(os.environ.get("CALENDAR_ID_BLOCK") or 100),
 })

@@ -2,14 +2,17 @@
 
 Who owns an id is decided with the merge base: an id that already existed there
 belongs to that record wherever it moved; an id both sides created since is the base
-branch's, and our record with it is the one to renumber.
+branch's, and our record with it is the one to renumber. An id new on this branch that
+falls in a block leased to a server (`idlease`, read from the local copy of the leases
+ref) is also renumbered: that server may hand it out at any time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..idlease import Lease, read_leases
 from . import gitrev, snapshot
 from .check import ParseCache, TreeResult, check_tree
 from .findings import ERROR, Finding, key_line
@@ -20,7 +23,8 @@ class Collision:
     path: str  # our file
     kind: str  # "id" or "slug"
     value: object  # the id or slug
-    base_path: str  # the base branch's record holding it ("" for a retired id)
+    base_path: str  # the base branch's record holding it ("" for a retired or leased id)
+    lease: Lease | None = None  # the server's block the id falls in
 
 
 @dataclass
@@ -28,13 +32,17 @@ class Against:
     base: TreeResult
     ours: TreeResult
     collisions: list[Collision]
+    leases: list[Lease] = field(default_factory=list)  # the servers' id blocks
 
     def findings(self) -> list[Finding]:
         out = []
         for c in self.collisions:
             text = self.ours.snapshot.records[c.path].decode("utf-8", "replace")
             ref = self.base.snapshot.label
-            if c.kind == "id" and not c.base_path:
+            if c.lease is not None:
+                message = (f"id {c.value} is leased to the server {c.lease.instance} "
+                           f"(ids {c.lease.first}-{c.lease.last}), which may hand it out")
+            elif c.kind == "id" and not c.base_path:
                 message = f"id {c.value} is retired on {ref}"
             elif c.kind == "id":
                 message = f"id {c.value} is already taken on {ref} by {c.base_path}"
@@ -57,11 +65,14 @@ def against(content_dir: Path, base_ref: str, ours: TreeResult | None = None,
     base = check_tree(base_snap, cache)
     mb = gitrev.merge_base(repo, base_sha, "HEAD")
     mb_tree = check_tree(snapshot.from_git(content_dir, mb), cache) if mb else None
-    return Against(base, ours, find(base, ours, mb_tree))
+    leases = read_leases(repo)
+    return Against(base, ours, find(base, ours, mb_tree, leases), leases)
 
 
-def find(base: TreeResult, ours: TreeResult, mb: TreeResult | None) -> list[Collision]:
-    """Our records whose id or slug `base` holds for another record."""
+def find(base: TreeResult, ours: TreeResult, mb: TreeResult | None,
+         leases: list[Lease] = ()) -> list[Collision]:
+    """Our records whose id or slug `base` holds for another record, or whose new id
+    falls in a server's leased block."""
     mb_slugs = {r.raw_id: r.raw_slug for r in mb.files.values()} if mb else {}
     mb_ids = set(mb_slugs)
     base_by_id: dict[int, str] = {}
@@ -82,8 +93,12 @@ def find(base: TreeResult, ours: TreeResult, mb: TreeResult | None) -> list[Coll
     for record_id, paths in ours_by_id.items():
         base_path = base_by_id.get(record_id)
         if base_path is None:
+            lease = next((x for x in leases if record_id in x), None)
             if record_id in retired and record_id not in ours.snapshot.retired_ids():
                 out += [Collision(p, "id", record_id, "") for p in paths]
+                renumbered.update(paths)
+            elif lease is not None and record_id not in mb_ids:
+                out += [Collision(p, "id", record_id, "", lease) for p in paths]
                 renumbered.update(paths)
             continue
         owner = _owner(base_path, paths, record_id in mb_ids, ours)

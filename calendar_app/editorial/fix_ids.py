@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import slugs, yamlfile
+from ..idlease import Lease
 from ..resources import RESOURCES, yaml_fields
 from .check import ParseCache, TreeResult
 from .collisions import Against, against
@@ -24,8 +25,9 @@ class Repair:
     relinked: list[str] = field(default_factory=list)  # paths whose links were rewritten
 
 
-def next_free_id(*trees: TreeResult) -> int:
-    used = {0}
+def next_free_id(*trees: TreeResult, leases: list[Lease] = ()) -> int:
+    """Above every id of these trees, every retired id and every server's leased block."""
+    used = {0, *(lease.last for lease in leases)}
     for tree in trees:
         used |= tree.ids() | tree.snapshot.retired_ids()
     return max(used) + 1
@@ -43,7 +45,7 @@ def fix(content_dir: Path, base_ref: str, dry_run: bool = False) -> tuple[Repair
     def text_of(path: str) -> str:
         return texts.get(path) or ours.snapshot.records[path].decode("utf-8")
 
-    next_id = next_free_id(result.base, ours)
+    next_id = next_free_id(result.base, ours, leases=result.leases)
     for c in result.collisions:
         if c.kind != "id":
             continue

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import dates, records, slugs, yamlfile
 from ..clock import system_now
+from ..idlease import read_leases
 from ..records import RecordError
 from ..resources import RESOURCES
 from . import snapshot
@@ -29,8 +30,10 @@ def scaffold(content_dir: Path, args: argparse.Namespace,
     collection = _COLLECTIONS[args.type]
     resource = RESOURCES[collection]
     tree = check_tree(snapshot.from_worktree(root))
-    # 1 + max(every id in the tree, retired ids): ids of invalid files count too.
-    record_id = max({0, *tree.ids(), *tree.snapshot.retired_ids()}) + 1
+    # 1 + max(every id in the tree, retired ids, the servers' leased blocks when the
+    # leases ref was fetched): ids of invalid files count too.
+    leased = [lease.last for lease in read_leases(root)]
+    record_id = max({0, *tree.ids(), *tree.snapshot.retired_ids(), *leased}) + 1
     slugs_taken = {fr.raw_slug for p, fr in tree.files.items() if p.startswith(collection + "/")}
     base = args.slug or slugs.sanitize_title(args.title) or f"{resource.singular}-{record_id}"
     if not slugs.is_safe_slug(base):

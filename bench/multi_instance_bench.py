@@ -1,0 +1,231 @@
+"""Throughput of writes spread over several instances sharing one remote, and the cost of
+leasing id blocks.
+
+    python bench/multi_instance_bench.py [--instances 1 3] [--writes 90] [--clients 6]
+                                         [--workers 2] [--push wait] [--root DIR]
+    python bench/multi_instance_bench.py --leases-only [--leasers 3] [--ids 300]
+
+Per instance count: a bare repository of the bundled sample served by `git daemon` on
+the loopback (pushes on), that many production servers (gunicorn, `--workers` sync
+workers each) started over empty folders (each clones the remote), then `--writes`
+POST /events from `--clients` client threads spread round-robin over the instances,
+all at once. Prints writes per second (wall clock from the first request to the last
+answer), p50 / p95 / max latency, how many answers were not 201 and how many were
+answered as queued (committed, push pending: `X-Calendar-Sync`), when every answered id
+was on the remote (queued pushes are retried by the servers), ids answered but not on
+the remote after a minute (lost), ids twice on the remote, and the load average (the
+machine is shared: read it beside the figures).
+
+`--leases-only` measures id leases alone (calendar_app/idlease.py) over the daemon:
+the latency of one lease, and `--leasers` processes taking `--ids` ids each in blocks
+of 10 at the same time (compare-and-swap rounds per lease). Run by hand, never by CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import multiprocessing
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+from gitserver import GitDaemon, free_port, start_calendar_server, stop_process
+from test_reliability_concurrency import Http, basic, wait_for_port
+
+from calendar_app.idlease import IdLeases, read_leases
+from calendar_app.users import UserStore
+
+BASE = "/wp-json/tribe/events/v1"
+SAMPLE = REPO / "content"
+
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def shared_repo(root: Path) -> tuple[Path, Path]:
+    """(folder the daemon serves, the bare repository in it) holding the sample."""
+    seed = root / "seed"
+    shutil.copytree(SAMPLE, seed)
+    git(seed, "init", "-q", "-b", "main")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "initial calendar")
+    served = root / "served"
+    served.mkdir()
+    git(root, "clone", "-q", "--bare", str(seed), str(served / "calendar.git"))
+    return served, served / "calendar.git"
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def run_writes(root: Path, instances: int, writes: int, clients: int, workers: int,
+               push: str) -> dict:
+    served, bare = shared_repo(root)
+    users_file = root / "users.yaml"
+    password = UserStore(users_file).add("administrator", "administrator")
+    procs: list[subprocess.Popen] = []
+    with GitDaemon(served, log=root / "daemon.log") as daemon:
+        ports = []
+        try:
+            for n in range(instances):
+                port = free_port()
+                procs.append(start_calendar_server(
+                    root / f"clone-{n}", users_file, root / f"cache-{n}", port,
+                    daemon.url("calendar.git"), root / f"server-{n}.log", workers=workers,
+                    push=push))
+                wait_for_port(port, procs[-1], timeout=120, log=root / f"server-{n}.log")
+                ports.append(port)
+            latencies: list[float] = []
+            answers: list[tuple[int, object]] = []
+            lock = threading.Lock()
+            todo = list(range(writes))
+
+            def client(k: int) -> None:
+                http = Http(ports[k % instances], basic("administrator", password))
+                while True:
+                    with lock:
+                        if not todo:
+                            return
+                        n = todo.pop()
+                    started = time.perf_counter()
+                    status, headers, body = http.request("POST", f"{BASE}/events", {
+                        "title": f"Bench {n}", "start_date": "2027-03-01 20:00:00",
+                        "end_date": "2027-03-01 22:00:00"}, timeout=300)
+                    with lock:
+                        latencies.append(time.perf_counter() - started)
+                        answers.append((status, body.get("id") if isinstance(body, dict)
+                                        else None, headers.get("x-calendar-sync")))
+
+            load_before = loadavg()
+            threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+            started = time.perf_counter()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            wall = time.perf_counter() - started
+            load_after = loadavg()
+            ids = [i for status, i, _ in answers if status == 201]
+            # Queued writes (their pushes lost every race meanwhile) are pushed by the
+            # servers' threads: wait for them, as long as it takes, up to a minute.
+            deadline = time.monotonic() + 60
+            while True:
+                on_remote = remote_ids(bare)
+                missing = set(ids) - set(on_remote)
+                if not missing or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            settled = time.perf_counter() - started
+        finally:
+            for proc in procs:
+                stop_process(proc)
+    return {"instances": instances, "writes": writes, "wall": wall,
+            "per_second": len(ids) / wall, "p50": statistics.median(latencies),
+            "p95": percentile(latencies, 0.95), "max": max(latencies),
+            "failed": writes - len(ids), "lost": len(missing),
+            "queued": sum(1 for status, _, sync in answers if sync == "queued"),
+            "settled": settled, "duplicates": len(on_remote) - len(set(on_remote)),
+            "load": f"{load_before} -> {load_after}"}
+
+
+def remote_ids(bare: Path) -> list[int]:
+    return [int(line.rsplit(":", 1)[1]) for line in git(
+        bare, "grep", "-h", "-e", "^id:", "main", "--", "events").splitlines()]
+
+
+def _lease_ids(repo: str, ids: int, out: multiprocessing.Queue) -> None:
+    leases = IdLeases(Path(repo), "origin", block_size=10)
+    started = time.perf_counter()
+    for _ in range(ids):
+        leases.allocate(152, lambda _id: False)
+    out.put((time.perf_counter() - started, leases.lease_attempts))
+
+
+def run_leases(root: Path, leasers: int, ids: int) -> dict:
+    served, bare = shared_repo(root)
+    with GitDaemon(served) as daemon:
+        one = root / "one"
+        git(root, "clone", "-q", daemon.url("calendar.git"), str(one))
+        single = IdLeases(one, "origin", block_size=1)
+        times = []
+        for _ in range(20):
+            started = time.perf_counter()
+            single.allocate(152, lambda _id: False)
+            times.append(time.perf_counter() - started)
+        repos = []
+        for n in range(leasers):
+            repos.append(root / f"leaser-{n}")
+            git(root, "clone", "-q", daemon.url("calendar.git"), str(repos[-1]))
+        ctx = multiprocessing.get_context("fork")
+        out = ctx.Queue()
+        procs = [ctx.Process(target=_lease_ids, args=(str(r), ids, out)) for r in repos]
+        started = time.perf_counter()
+        for proc in procs:
+            proc.start()
+        results = [out.get(timeout=600) for _ in procs]
+        wall = time.perf_counter() - started
+        for proc in procs:
+            proc.join()
+    blocks = sorted((x.first, x.last) for x in read_leases(bare))
+    overlaps = sum(1 for a, b in itertools.pairwise(blocks) if a[1] >= b[0])
+    leases_taken = leasers * -(-ids // 10)
+    return {"lease_p50_ms": 1000 * statistics.median(times),
+            "lease_max_ms": 1000 * max(times), "wall": wall,
+            "attempts_per_lease": sum(a for _, a in results) / leases_taken,
+            "ids_per_second": leasers * ids / wall, "overlaps": overlaps}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--instances", type=int, nargs="+", default=[1, 3])
+    parser.add_argument("--writes", type=int, default=90)
+    parser.add_argument("--clients", type=int, default=6)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--push", choices=("wait", "queue"), default="wait")
+    parser.add_argument("--leases-only", action="store_true")
+    parser.add_argument("--leasers", type=int, default=3)
+    parser.add_argument("--ids", type=int, default=300)
+    parser.add_argument("--root", type=Path)
+    args = parser.parse_args()
+    root = args.root or Path(tempfile.mkdtemp(prefix="multi-instance-bench-"))
+    if args.leases_only:
+        figures = run_leases(root / "leases", args.leasers, args.ids)
+        print(f"one lease over git://: p50 {figures['lease_p50_ms']:.0f} ms, max "
+              f"{figures['lease_max_ms']:.0f} ms")
+        print(f"{args.leasers} processes x {args.ids} ids in blocks of 10: "
+              f"{figures['ids_per_second']:.0f} ids/s, {figures['attempts_per_lease']:.2f} "
+              f"compare-and-swap rounds per lease, {figures['overlaps']} overlapping blocks")
+        return 0
+    print("| instances | writes | clients | wall | writes/s | p50 | p95 | max | not 201 "
+          "| queued | all on remote after | lost | duplicate ids | load before -> after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for count in args.instances:
+        f = run_writes(root / f"x{count}", count, args.writes, args.clients, args.workers,
+                       args.push)
+        print(f"| {count} | {f['writes']} | {args.clients} | {f['wall']:.1f} s | "
+              f"{f['per_second']:.1f} | {1000 * f['p50']:.0f} ms | {1000 * f['p95']:.0f} ms"
+              f" | {1000 * f['max']:.0f} ms | {f['failed']} | {f['queued']} | "
+              f"{f['settled']:.1f} s | {f['lost']} | "
+              f"{f['duplicates']} | {f['load']} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
