@@ -71,7 +71,8 @@ class Pages:
         self.base_url = base_url
         settings = model.settings
         self.site = {"title": settings.get("title", ""),
-                     "description": settings.get("description", "")}
+                     "description": settings.get("description", ""),
+                     "url": base_url}  # for absolute links: feeds to subscribe to
         self.this_month = paths.month(model.today)
         self._templates: dict = {}
 

@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 
 from .. import dates
 from . import paths
+from .calendar_links import event_links, subscribe_links
 from .model import EventView
 
 BUNDLED_TEMPLATES = Path(__file__).resolve().parents[2] / "site_templates"
@@ -29,7 +30,8 @@ def make_environment(user_templates: Path | None = None) -> Environment:
                       auto_reload=False)
     env.filters.update(url=_url, long_date=long_date, short_date=short_date,
                        clock=clock, iso=iso_moment, month_name=month_name)
-    env.globals.update(when=when, page_links=page_links, cached_item=cached_item)
+    env.globals.update(when=when, page_links=page_links, cached_item=cached_item,
+                       subscribe_links=subscribe_links, event_links=event_links)
     return env
 
 
