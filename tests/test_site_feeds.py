@@ -346,10 +346,9 @@ def test_add_to_calendar_timed_event(site: Path) -> None:
     assert list(links) == ["Download .ics", "Google Calendar", "Outlook.com", "Office 365"]
     assert links["Download .ics"] == "event.ics"
     page = BASE_URL + "event/holiday-messiah-sing-along-2026/"
-    body = ("A beloved December tradition: the Inland Chamber Players and four guest "
-            "soloists perform Part One of Messiah, and you sing the choruses.\n\nScores are "
-            "available to borrow at the door, or bring your own (Novello or Bärenreiter "
-            "editions). Sopranos, altos, tenors and basses sit in marked sections.\n\n" + page)
+    # The excerpt, then the page (the description is in the .ics and on the page).
+    body = ("Sing the choruses of Handel's Messiah with a chamber orchestra and four "
+            "soloists.\n\n" + page)
     location = "Magnolia Arts Center, 5120 Magnolia Avenue, Riverside, CA 92506, United States"
     google = links["Google Calendar"]
     assert google.startswith("https://calendar.google.com/calendar/render?")
@@ -380,23 +379,26 @@ def test_add_to_calendar_all_day_and_online_events(site: Path) -> None:
     assert query(market["Office 365"]) == outlook
 
     talk = add_links(site, "online-talk-saving-seeds")
-    body = ONLINE_TALK_TEXT + "\n\n" + BASE_URL + "event/online-talk-saving-seeds/"
+    body = "A short talk, online.\n\n" + BASE_URL + "event/online-talk-saving-seeds/"
     assert query(talk["Google Calendar"])["details"] == body
     assert "location" not in query(talk["Google Calendar"])  # no venue
     assert query(talk["Outlook.com"])["body"] == body
     assert query(talk["Outlook.com"])["startdt"] == "2026-12-03T02:00:00Z"
 
 
-def test_long_descriptions_are_cut_in_links(tmp_path: Path) -> None:
+def test_links_without_excerpt_take_the_description_cut_short(tmp_path: Path) -> None:
     content = make_content(tmp_path / "content")
     talk = content / "events/2026/online-talk-saving-seeds.yaml"
-    talk.write_text(talk.read_text() + "\n  " + "word " * 400 + "\n")
+    talk.write_text(talk.read_text().replace("excerpt: A short talk, online.\n", "")
+                    + "\n  " + "word " * 400 + "\n")
     build(options(content, tmp_path / "public", tmp_path / "cache"))
-    details = query(add_links(tmp_path / "public", "online-talk-saving-seeds")[
-        "Google Calendar"])["details"]
+    links = add_links(tmp_path / "public", "online-talk-saving-seeds")
+    details = query(links["Google Calendar"])["details"]
+    assert query(links["Outlook.com"])["body"] == details
     text, page = details.rsplit("\n\n", 1)
     assert page == BASE_URL + "event/online-talk-saving-seeds/"
-    assert text.endswith("word …") and len(text) <= 1002
+    assert text.startswith(ONLINE_TALK_TEXT.rsplit("\n\n", 1)[0])  # link addresses kept
+    assert text.endswith("word …") and len(text) <= 502
     # The feed keeps all of it.
     (event,) = calendar(tmp_path / "public", "event/online-talk-saving-seeds/event.ics"
                         ).walk("VEVENT")
