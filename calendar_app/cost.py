@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from .slugs import sanitize_title
 
-__all__ = ["cost_details", "cost_values", "currency", "format_cost", "lowest_price"]
+__all__ = ["cost_details", "cost_values", "currency", "format_cost", "price_range"]
 
 # Digits spelled [0-9]: other Unicode digits are not amounts anyone types for a price.
 _NUM = r"[0-9]+(?:,[0-9]{3}(?![0-9]))*(?:\.[0-9]+)?"
@@ -202,16 +202,18 @@ def cost_details(stored: object, currency_code: str = "") -> dict[str, object]:
     }
 
 
-def lowest_price(stored: object) -> str | None:
-    """Price for schema.org offers: ``"0"`` when free, else the lowest amount as written.
-
-    None when there is no cost or it is text other than "Free" (schema.org wants a
-    number, so the caller should leave the price out).
-    """
+def price_range(stored: object) -> tuple[str, str] | None:
+    """``(lowest, highest)`` price for schema.org offers, as plain numbers ("1200", not
+    the "1,200" written); "0" for free. None when there is no cost or it is only text
+    other than "Free" (schema.org wants a number, so the caller leaves offers out)."""
     amounts, texts = _parse(stored)
-    if any(_is_free_text(t) for t in texts):
-        return "0"
-    if not amounts:
+    values = sorted({a.value for a in amounts})
+    if any(_is_free_text(t) for t in texts) and (not values or values[0] != 0):
+        values.insert(0, Decimal(0))
+    if not values:
         return None
-    low = _sorted_unique(amounts)[0]
-    return "0" if low.value == 0 else low.text
+    return _plain(values[0]), _plain(values[-1])
+
+
+def _plain(value: Decimal) -> str:
+    return "0" if value == 0 else format(value, "f")

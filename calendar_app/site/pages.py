@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from jinja2 import Environment
 from markupsafe import Markup
 
+from .. import markup
 from ..records import Record
 from ..represent import dumps
 from . import paths
 from .grid import WEEKDAYS, add_months, month_grid, months_between
 from .jsonld import page_json_ld
+from .meta import HeadMeta, shorten
 from .model import EventView, SiteModel, address_lines, map_url
 from .plan import Output, ids
 
@@ -81,6 +83,8 @@ class Pages:
         if tpl is None:
             tpl = self._templates[template] = self.env.get_template(template)
         context.setdefault("canonical", self.base_url + paths.folder(path))
+        context.setdefault("meta", HeadMeta(self.site["title"], shorten(self.site["description"]),
+                                            str(context["canonical"])))
         # The site root as seen from this page: the header and footer's links are
         # `root` + a path (a dozen |url filter calls a page, 47,000 pages a build).
         root = context.get("absolute_root") or paths.root_of(path)
@@ -129,9 +133,10 @@ class Pages:
               heading: str, empty: str, section: str):
         canonical = self.base_url + paths.folder(paths.list_page(pagination.base,
                                                                  pagination.number))
+        meta = HeadMeta(heading, shorten(self.site["description"]), canonical)
         return lambda: self.render("list.html", path, events=events, pagination=pagination,
                                    heading=heading, empty=empty, section=section,
-                                   canonical=canonical)
+                                   canonical=canonical, meta=meta)
 
     def months(self) -> Iterator[Output]:
         low, high = self.model.month_range()
@@ -190,7 +195,9 @@ class Pages:
         json_ld = dumps(page_json_ld(model.rep, e.record, body)).replace("<", "\\u003c")
         return self.render(
             "event.html", e.path, e=e, json_ld=Markup(json_ld),
-            description=Markup.escape(e.title_text),
+            meta=HeadMeta(e.title_text, shorten(e.summary_text), self.base_url + paths.folder(
+                e.path), image["url"] if image else "",
+                noindex=bool(e.record.get("hide_from_listings"))),
             image=local_or_remote(image["url"], model) if image else None,
             image_size=(image["width"], image["height"]) if image and "width" in image
             else None,
@@ -238,6 +245,10 @@ class Pages:
                 context["image"] = local_or_remote(body["image"]["url"], model)
         else:
             context["description"] = record.get("description", "")
+        context["meta"] = HeadMeta(
+            context["heading"], shorten(markup.plain_text(str(context["description"]))
+                                        or self.site["description"]),
+            context["canonical"], body["image"]["url"] if body and body.get("image") else "")
         if record.collection == "venues":
             context["address"] = address_lines(record)
             if record.get("show_map_link", True):
