@@ -79,9 +79,9 @@ def make_content(target: Path, settings: str = "") -> Path:
 
 
 def options(content: Path, out: Path, cache: Path, base_url: str = BASE_URL,
-            now: dt.datetime = NOW) -> Options:
+            now: dt.datetime = NOW, keep_going: bool = False) -> Options:
     return Options(content=content, out=out, now=now, base_url=base_url, cache_dir=cache,
-                   progress=False)
+                   progress=False, keep_going=keep_going)
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +98,15 @@ def calendar(site: Path, path: str) -> icalendar.Calendar:
 
 def slugs(cal: icalendar.Calendar) -> set[str]:
     return {str(e["URL"]).rstrip("/").rsplit("/", 1)[-1] for e in cal.walk("VEVENT")}
+
+
+def upcoming_slugs(site: Path) -> set[str]:
+    """The events the upcoming list pages show."""
+    pages = [site / "events/list/index.html", *(site / "events/list/page").glob("*/index.html")]
+    found = {slug for page in pages
+             for slug in re.findall(r'href="[./]*event/([^/"]+)/index.html"', page.read_text())}
+    assert "online-talk-saving-seeds" in found
+    return found
 
 
 # -- the feeds -----------------------------------------------------------------------
@@ -123,8 +132,9 @@ def test_feeds_keep_the_last_30_days(site: Path) -> None:
         assert RECENT in found and OLDER not in found, path
         assert "jazz-night-january-2027" in found, path
     main = calendar(site, "calendar.ics")
-    # 51 listed upcoming events, the online talk and the recent jam, in start order.
-    assert len(main.walk("VEVENT")) == 53
+    # The upcoming list's events (the online talk among them) and the recent jam.
+    assert slugs(main) == upcoming_slugs(site) | {RECENT}
+    assert len(main.walk("VEVENT")) == len(upcoming_slugs(site)) + 1
     starts = [e["DTSTART"].dt for e in main.walk("VEVENT")]
     as_utc = [s if isinstance(s, dt.datetime) else dt.datetime.combine(s, dt.time(), dt.UTC)
               for s in starts]
@@ -142,8 +152,7 @@ def test_feed_settings(tmp_path: Path) -> None:
     report = build(options(content, tmp_path / "public", tmp_path / "cache"))
     assert not report.problems
     main = calendar(tmp_path / "public", "calendar.ics")
-    assert RECENT not in slugs(main) and OLDER not in slugs(main)  # upcoming only
-    assert len(main.walk("VEVENT")) == 52
+    assert slugs(main) == upcoming_slugs(tmp_path / "public")  # upcoming only
     assert main["REFRESH-INTERVAL"].dt == dt.timedelta(minutes=90)
     assert main["X-PUBLISHED-TTL"] == "PT1H30M"
 
@@ -167,8 +176,13 @@ def test_bad_feed_settings_are_reported_with_their_line(tmp_path: Path, capsys) 
     assert findings[("calendar.yaml", refresh_line, "bad-setting")] == (
         "feed_refresh_minutes must be a whole number of 1 or more, not 'often'")
 
-    # The build says so too, where --strict sees it, and goes on with the defaults.
-    report = build(options(content, tmp_path / "public", tmp_path / "cache"))
+    # The build says so too and stops, as for a broken record; --keep-going goes on
+    # with the defaults.
+    stopped = build(options(content, tmp_path / "stopped", tmp_path / "cache"))
+    assert stopped.stopped and not (tmp_path / "stopped/calendar.ics").exists()
+    report = build(options(content, tmp_path / "public", tmp_path / "cache",
+                           keep_going=True))
+    assert report.problems == stopped.problems
     problems = {(p.path, p.line): p.message for p in report.problems}
     assert problems == {
         ("calendar.yaml", past_line): "feed_past_days must be a whole number of 0 or more, "

@@ -76,6 +76,11 @@ class EventView:
         # listed on a dozen pages and markup's own cache is smaller than 10,000 events.
         return Markup(markup.render_excerpt(self.record.get("excerpt")))
 
+    @cached_property
+    def summary_text(self) -> str:
+        """Plain text of the excerpt, else of the description (the page's meta tags)."""
+        return markup.plain_text(str(self.excerpt or self.description))
+
     @property
     def zone(self) -> dt.tzinfo:
         return dates.zone(self.tzname)
@@ -202,7 +207,7 @@ class SiteModel:
     def refresh_event(self, view: EventView, record: Record) -> None:
         """A new version of an event that stays where it was (only its text changed)."""
         view.record = record
-        for name in ("title", "title_text", "excerpt"):
+        for name in ("title", "title_text", "excerpt", "summary_text"):
             view.__dict__.pop(name, None)
         view.body = lambda: self.body(record)
         view.items.clear()
