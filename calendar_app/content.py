@@ -38,10 +38,24 @@ DEFAULT_SETTINGS: dict = {
     "currency_symbol": "$",
     "currency_position": "prefix",
     "currency_code": "USD",
+    "feed_past_days": 30,  # iCalendar feeds keep events that ended this many days ago
+    "feed_refresh_minutes": 60,  # how often subscribed calendar apps fetch a feed again
     # The schema.org type of every event's performers (docs/content-format.md).
     "performer_type": "Person",
 }
 PERFORMER_TYPES = ("Person", "PerformingGroup")
+# Settings that must be whole numbers, with the smallest allowed: `check` reports any
+# other value with its line, and a build uses the default instead (setting_number).
+WHOLE_NUMBER_SETTINGS = {"feed_past_days": 0, "feed_refresh_minutes": 1}
+
+
+def setting_number(settings: dict, key: str) -> tuple[int, str | None]:
+    """A whole-number setting: (the value to use, what is wrong with calendar.yaml's)."""
+    value, least = settings.get(key), WHOLE_NUMBER_SETTINGS[key]
+    if isinstance(value, int) and not isinstance(value, bool) and value >= least:
+        return value, None
+    return DEFAULT_SETTINGS[key], (f"{key} must be a whole number of {least} or more, "
+                                   f"not {value!r}")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from conftest import BASE, NOW, git
@@ -163,6 +164,8 @@ def test_hidden_records_absent_from_built_site(hidden: dict, app, tmp_path: Path
     # The category and tag are public terms (their pages exist); nothing else may show.
     public = (f"{MARK} category", f"{MARK} tag", f"{MARK.lower()}-category",
               f"{MARK.lower()}-tag")
+    # Also as a feed's name in the pages' subscribe links (percent-encoded).
+    public += tuple(quote(word, safe="") for word in public)
 
     def leaked(text: bytes) -> bool:
         for word in public:

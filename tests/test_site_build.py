@@ -217,7 +217,8 @@ def test_every_feed_parses(site: Path) -> None:
         cal = icalendar.Calendar.from_ical(raw)
         zones = {str(tz["TZID"]) for tz in cal.walk("VTIMEZONE")}
         for event in cal.walk("VEVENT"):
-            assert re.fullmatch(r"\d+@example\.org", str(event["UID"]))
+            # The host of calendar.yaml's url, not of --base-url (example.org).
+            assert re.fullmatch(r"\d+@calendar\.example\.org", str(event["UID"]))
             assert event["DTSTAMP"].dt.tzinfo is not None
             start = event["DTSTART"]
             if "TZID" in start.params:
@@ -228,7 +229,7 @@ def test_event_feed_values(site: Path) -> None:
     cal = icalendar.Calendar.from_ical(
         (site / "event/holiday-messiah-sing-along-2026/event.ics").read_bytes())
     (event,) = cal.walk("VEVENT")
-    assert str(event["UID"]) == "101@example.org"
+    assert str(event["UID"]) == "101@calendar.example.org"
     assert event["DTSTAMP"].dt == dt.datetime(2026, 11, 18, 7, 37, tzinfo=dt.UTC)
     assert event["DTSTART"].dt == dt.datetime(2026, 12, 13, 15, 0, tzinfo=dt.UTC).replace(
         tzinfo=event["DTSTART"].dt.tzinfo)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from .. import dates, yamlfile
 from ..catalog import EVENT_LINKS
+from ..content import WHOLE_NUMBER_SETTINGS, setting_number
 from ..records import Record, valid_id
 from ..resources import RESOURCES
 from .findings import ERROR, WARNING, Finding, key_line, value_line
@@ -86,11 +87,15 @@ def _settings(snap: Snapshot, findings: list[Finding]) -> str:
         findings.append(Finding("calendar.yaml", exc.line, exc.column, ERROR, "yaml-syntax",
                                 exc.message))
         return "UTC"
+    text = snap.settings.decode("utf-8", "replace")
+    for key in WHOLE_NUMBER_SETTINGS:
+        if key in settings and (problem := setting_number(settings, key)[1]):
+            findings.append(Finding("calendar.yaml", key_line(text, key), 0, ERROR,
+                                    "bad-setting", problem))
     zone = settings.get("timezone") or "UTC"
     try:
         dates.zone(str(zone))
     except dates.DateError:
-        text = snap.settings.decode("utf-8", "replace")
         findings.append(Finding("calendar.yaml", key_line(text, "timezone"), 0, ERROR,
                                 "unknown-timezone", f"unknown timezone {zone!r}"))
         return "UTC"

@@ -13,10 +13,11 @@ from functools import cached_property
 from itertools import chain
 from pathlib import Path
 from typing import TextIO
-from urllib.parse import urlsplit
 
 from .. import dates, markup, parallel
 from ..catalog import Catalog, Problem, paused_gc
+from ..content import DEFAULT_SETTINGS, SETTINGS_FILE, WHOLE_NUMBER_SETTINGS, setting_number
+from ..editorial.findings import key_line
 from ..records import Record
 from ..wiring import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
 from . import feeds, ical, manifest, paths, search, writer
@@ -29,7 +30,7 @@ from .render import make_environment, templates_digest
 from .snapshots import ListSnapshotError, ListSnapshots, single_outputs, single_paths
 from .stash import Stash
 
-BUILDER_VERSION = "2"
+BUILDER_VERSION = "3"  # a new version rebuilds everything, caches included
 PARALLEL_MIN = 2000  # outputs to render before forking is worth it (~20 ms a fork)
 DEFAULT_OUT = BUNDLED_CONTENT.parent / "public"
 
@@ -141,7 +142,8 @@ class Builder:
         report = Report()
         catalog = self.calendar.catalog
         with catalog.lock:
-            report.problems = sorted(catalog.problems.values(), key=lambda p: p.path)
+            report.problems = sorted([*catalog.problems.values(), *setting_problems(catalog)],
+                                     key=lambda p: p.path)
             if report.problems and not self.options.keep_going:
                 report.stopped = True
             else:
@@ -306,8 +308,10 @@ class Builder:
                 return None
         now_utc = now.astimezone(dt.UTC).replace(tzinfo=None)
         low, high = sorted((model.now_utc, now_utc))
-        if any(low <= e.end_utc < high for e in model.listed):
-            return None  # an event moved from upcoming to past since
+        past = feed_past(catalog.settings)
+        if any(low <= e.end_utc < high or low - past <= e.end_utc < high - past
+               for e in model.listed):
+            return None  # an event moved from upcoming to past, or out of the feeds
         model.now_utc = now_utc
         for record_id in changed:
             model.refresh_event(views[record_id], catalog.records[record_id])
@@ -398,8 +402,10 @@ class Builder:
 
     # -- iCalendar ---------------------------------------------------------------------
     def _ical(self, model: SiteModel, pages: Pages) -> Iterator[Output]:
-        host = urlsplit(pages.base_url).hostname or "localhost"
+        host = ical.uid_host(model.settings, pages.base_url)
         title = str(model.settings.get("title") or "Events")
+        refresh = setting_number(model.settings, "feed_refresh_minutes")[0]
+        since = model.now_utc - feed_past(model.settings)
         signatures = self._vevent_sigs = {}
 
         def vevent(event: EventView) -> bytes:
@@ -419,9 +425,12 @@ class Builder:
         def deps(events: list[EventView]) -> tuple[int, ...]:
             return tuple(chain.from_iterable(event_deps(model, e) for e in events))
 
-        def output(path: str, events: list[EventView], name: str, kind: str) -> Output:
+        def output(path: str, events: list[EventView], name: str) -> Output:
+            # The events' ids are the shape: the day moves the window, this list shows it.
+            events = [e for e in events if e.end_utc >= since]
             return Output(path, deps(events), f"ics {host} {name} {[e.id for e in events]}",
-                          lambda: ical.feed(events, name, vevent, model.site_tz), kind=kind)
+                          lambda: ical.feed(events, name, vevent, model.site_tz, refresh),
+                          kind="ics-feed")
 
         def own(event: EventView) -> Output:
             # Named after the event: its title is read when rendering (the view may have
@@ -432,11 +441,13 @@ class Builder:
 
         for event in model.events:
             yield own(event)
-        yield output(paths.ALL_ICS, model.upcoming, title, "ics-feed")
+        # Every feed keeps the events of its last feed_past_days days: a subscriber's
+        # calendar app drops what a feed no longer holds, yesterday's concert included.
+        yield output(paths.ALL_ICS, model.listed, title)
         for record in (*model.venues, *model.organizers, *model.categories, *model.tags):
             folder = paths.folder(model.page_of(record))
-            yield output(folder + "calendar.ics", model.upcoming_of(record),
-                         f"{title}: {record.name}", "ics-feed")
+            yield output(folder + "calendar.ics", model.events_of(record),
+                         f"{title}: {record.name}")
 
     def close(self) -> None:
         self.vevents.save()
@@ -472,6 +483,23 @@ def _balanced(items: list[tuple[Output, str]],
         process[output.path] = chosen = load.index(min(load))
         load[chosen] += len(output.deps)
     return lambda item, _workers: process[item[0].path]
+
+
+def feed_past(settings: dict) -> dt.timedelta:
+    """How long after its end an event stays in the iCalendar feeds."""
+    return dt.timedelta(days=setting_number(settings, "feed_past_days")[0])
+
+
+def setting_problems(catalog: Catalog) -> list[Problem]:
+    """calendar.yaml's settings that are not allowed (the build uses their defaults)."""
+    found = [(key, problem) for key in WHOLE_NUMBER_SETTINGS
+             if (problem := setting_number(catalog.settings, key)[1])]
+    if not found:
+        return []
+    path = catalog.tree.root / SETTINGS_FILE
+    text = path.read_text("utf-8", "replace") if path.exists() else ""
+    return [Problem(SETTINGS_FILE, key_line(text, key), f"{problem}; using "
+                    f"{DEFAULT_SETTINGS[key]}") for key, problem in found]
 
 
 def _own_outputs(last: _Last, record: Record) -> set[str]:

@@ -16,10 +16,12 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 import icalendar
 
 from .. import dates, markup
+from .htmltext import html_to_text
 from .model import EventView, SiteModel, address_lines
 
 PRODID = "-//calendar_app//static site//EN"
@@ -27,8 +29,17 @@ _END = b"END:VCALENDAR\r\n"
 
 
 def uid(event: EventView, host: str) -> str:
-    """Stable for the life of the event: its id never changes, its dates may."""
+    """Stable for the life of the event: its id never changes, its dates may. `host` is
+    the calendar's own (uid_host), whatever address a build is published at."""
     return f"{event.id}@{host}"
+
+
+def uid_host(settings: dict, base_url: str) -> str:
+    """The host of calendar.yaml's `url`; the build's base URL only when there is none:
+    a preview build and the production one give the same UIDs, so a subscriber who
+    tried the preview does not see every event twice."""
+    return (urlsplit(str(settings.get("url") or "")).hostname
+            or urlsplit(base_url).hostname or "localhost")
 
 
 def _iana(name: str) -> bool:
@@ -56,9 +67,10 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
         lines += [f"DTSTART:{event.start_utc:%Y%m%dT%H%M%SZ}",
                   f"DTEND:{event.end_utc:%Y%m%dT%H%M%SZ}"]
     lines.append("SUMMARY:" + text(event.title_text))
-    # The description's HTML as the page shows it, without the whole representation.
-    description = markup.plain_text(markup.render_html(record.get("description"))) or (
-        markup.plain_text(str(event.excerpt)))
+    # The description's HTML as the page shows it, without the whole representation,
+    # as text that keeps paragraphs, list items and link addresses.
+    description = html_to_text(markup.render_html(record.get("description")), page_url) or (
+        html_to_text(str(event.excerpt), page_url))
     if description:
         lines.append("DESCRIPTION:" + text(description))
     lines.append("URL:" + page_url)
@@ -122,11 +134,23 @@ def vtimezone(tzid: str, first_year: int, last_year: int) -> bytes:
     return component.to_ical()
 
 
+def duration(minutes: int) -> str:
+    """A DURATION value (RFC 5545 3.3.6): 90 -> "PT1H30M"."""
+    hours, rest = divmod(minutes, 60)
+    return "PT" + (f"{hours}H" if hours else "") + (f"{rest}M" if rest or not hours else "")
+
+
 def feed(events: Iterable[EventView], title: str, vevents: Callable[[EventView], bytes],
-         site_tz: str) -> bytes:
+         site_tz: str, refresh_minutes: int | None = None) -> bytes:
+    """A VCALENDAR of these events. `refresh_minutes`: how often subscribers should
+    fetch it again (REFRESH-INTERVAL, RFC 7986 5.7, and X-PUBLISHED-TTL, its older
+    spelling that Outlook and Apple Calendar read); None for a one-off file."""
     events = list(events)
     head = ["BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODID}", "CALSCALE:GREGORIAN",
             "METHOD:PUBLISH", "X-WR-CALNAME:" + text(title)]
+    if refresh_minutes is not None:
+        head += [f"REFRESH-INTERVAL;VALUE=DURATION:{duration(refresh_minutes)}",
+                 f"X-PUBLISHED-TTL:{duration(refresh_minutes)}"]
     if _iana(site_tz):
         head.append(f"X-WR-TIMEZONE:{site_tz}")
     years: dict[str, list[int]] = {}

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from markupsafe import Markup
 
@@ -81,7 +81,7 @@ class EventView:
 
     @cached_property
     def summary_text(self) -> str:
-        """Plain text of the excerpt, else of the description (feeds, calendar links)."""
+        """Plain text of the excerpt, else of the description (the page's meta tags)."""
         return markup.plain_text(str(self.excerpt or self.description))
 
     @cached_property
@@ -134,21 +134,6 @@ class EventView:
     def days(self) -> list[dt.date]:
         span = (self.last_day - self.first_day).days
         return [self.first_day + dt.timedelta(days=i) for i in range(span + 1)]
-
-    @property
-    def google_calendar_url(self) -> str:
-        if self.all_day:
-            stamp = (f"{self.first_day:%Y%m%d}/"
-                     f"{self.last_day + dt.timedelta(days=1):%Y%m%d}")
-        else:
-            stamp = f"{self.start_utc:%Y%m%dT%H%M%SZ}/{self.end_utc:%Y%m%dT%H%M%SZ}"
-        query = {"action": "TEMPLATE", "text": self.title_text, "dates": stamp,
-                 "details": self.summary_text[:500]}
-        if self.venue is not None:
-            query["location"] = ", ".join(address_lines(self.venue, with_name=True))
-        if not dates.is_offset_name(self.tzname) and self.tzname != "UTC":
-            query["ctz"] = self.tzname
-        return "https://calendar.google.com/calendar/render?" + urlencode(query)
 
 
 def _plain_start(html: str, length: int) -> str:

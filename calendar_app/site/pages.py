@@ -78,7 +78,8 @@ class Pages:
         self.base_url = base_url
         settings = model.settings
         self.site = {"title": settings.get("title", ""),
-                     "description": settings.get("description", "")}
+                     "description": settings.get("description", ""),
+                     "url": base_url}  # for absolute links: feeds to subscribe to
         self.this_month = paths.month(model.today)
         self._templates: dict = {}
         self._jump_menus: dict[str, Markup] = {}

@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 
 from .. import dates
 from . import paths
+from .calendar_links import event_links, subscribe_links
 from .model import EventView
 
 BUNDLED_TEMPLATES = Path(__file__).resolve().parents[2] / "site_templates"
@@ -29,7 +30,9 @@ def make_environment(user_templates: Path | None = None) -> Environment:
                       auto_reload=False)
     env.filters.update(url=_url, long_date=long_date, short_date=short_date,
                        clock=clock, iso=iso_moment, month_name=month_name)
-    env.globals.update(when=when, page_links=page_links, cached_item=cached_item)
+    env.globals.update(when=when, page_links=page_links, cached_item=cached_item,
+                       subscribe_links=subscribe_links, event_links=event_links,
+                       rendered_once=rendered_once)
     return env
 
 
@@ -128,6 +131,22 @@ def _moved(first: tuple[str, Markup], link: str) -> Markup | None:
     if not link.startswith("../") or old.lstrip("./") != link.lstrip("./"):
         return None
     return Markup(str(item).replace(f'"{escape(old)}"', f'"{escape(link)}"'))
+
+
+_ONCE: dict[tuple, Markup] = {}
+
+
+@pass_context
+def rendered_once(ctx, macro, *args: object) -> Markup:
+    """`macro(*args)`, rendered once per page depth and site address: what every page
+    shows alike (the footer's Subscribe menu) costs one render, not 40,000. Keyed by
+    the macro's code too, which a change of templates recompiles."""
+    key = (macro._func.__code__, args, ctx.get("root"), ctx.get("absolute_root"),
+           ctx["site"].get("url"))
+    found = _ONCE.get(key)
+    if found is None:
+        found = _ONCE[key] = Markup(macro(*args))
+    return found
 
 
 PAGER_REACH = 2  # pages shown on each side of the current one
