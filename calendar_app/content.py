@@ -38,6 +38,7 @@ DEFAULT_SETTINGS: dict = {
     "currency_symbol": "$",
     "currency_position": "prefix",
     "currency_code": "USD",
+    "recurrence_horizon_days": 730,  # endless recurrence rules are expanded this far
 }
 
 

@@ -287,6 +287,7 @@ _ARG_TYPES = {
     "string": "string", "text": "string", "datetime": "string", "status": "string",
     "url": "string", "image": "string", "timezone": "string", "integer": "integer",
     "number": "number", "boolean": "boolean", "cost": "", "links": "",
+    "recurrence": "",  # an RRULE text or the file's block as an object
 }
 
 
@@ -590,6 +591,8 @@ def _field_property(f: Field) -> dict[str, Any]:
         return _prop("array", desc, items=_ref(_SCHEMA_NAMES[f.link]))
     if f.type == "number":
         return {"type": "number", "format": "double", "description": desc}
+    if f.type == "recurrence":  # present on recurring events only
+        return {"type": "object", "description": desc}
     type_ = _ARG_TYPES.get(f.type) or "string"  # cost reads as a string ("$10")
     return _prop(type_, desc)
 

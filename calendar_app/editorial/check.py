@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .. import dates, yamlfile
+from .. import dates, recurrence, yamlfile
 from ..catalog import EVENT_LINKS
 from ..records import Record, valid_id
 from ..resources import RESOURCES
@@ -86,6 +86,7 @@ def _settings(snap: Snapshot, findings: list[Finding]) -> str:
         findings.append(Finding("calendar.yaml", exc.line, exc.column, ERROR, "yaml-syntax",
                                 exc.message))
         return "UTC"
+    _horizon_setting(settings, snap.settings.decode("utf-8", "replace"), findings)
     zone = settings.get("timezone") or "UTC"
     try:
         dates.zone(str(zone))
@@ -95,6 +96,17 @@ def _settings(snap: Snapshot, findings: list[Finding]) -> str:
                                 "unknown-timezone", f"unknown timezone {zone!r}"))
         return "UTC"
     return str(zone)
+
+
+def _horizon_setting(settings: dict, text: str, findings: list[Finding]) -> None:
+    """Endless recurrence rules are expanded up to this many days ahead: without a
+    usable number they would have no end."""
+    days = settings.get("recurrence_horizon_days", recurrence.DEFAULT_HORIZON_DAYS)
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 36500:
+        findings.append(Finding("calendar.yaml", key_line(text, "recurrence_horizon_days"), 0,
+                                ERROR, "bad-horizon", f"recurrence_horizon_days: {days!r} is "
+                                "not a number of days from 1 to 36500 (endless recurrence "
+                                "rules need a horizon)"))
 
 
 def _duplicates(out: TreeResult, texts: _Texts) -> None:
