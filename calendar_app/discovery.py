@@ -574,7 +574,10 @@ _SCHEMA_ORDER: dict[str, tuple[str, ...]] = {
 }
 
 # Stored fields the representation folds into another member (cost_details).
-_NOT_REPRESENTED = {"events": ("currency_symbol", "currency_position", "currency_code")}
+# `recurrence` is shown on recurring events only, as with the plugin's Pro add-on: the
+# plugin's own Event schema stays as it is.
+_NOT_REPRESENTED = {"events": ("currency_symbol", "currency_position", "currency_code",
+                               "recurrence")}
 
 _SCHEMA_NAMES = {"events": "Event", "venues": "Venue", "organizers": "Organizer",
                  "categories": "Term", "tags": "Term"}
@@ -591,8 +594,6 @@ def _field_property(f: Field) -> dict[str, Any]:
         return _prop("array", desc, items=_ref(_SCHEMA_NAMES[f.link]))
     if f.type == "number":
         return {"type": "number", "format": "double", "description": desc}
-    if f.type == "recurrence":  # present on recurring events only
-        return {"type": "object", "description": desc}
     type_ = _ARG_TYPES.get(f.type) or "string"  # cost reads as a string ("$10")
     return _prop(type_, desc)
 

@@ -61,6 +61,7 @@ class RecurrenceError(ValueError):
 
 @dataclass(frozen=True)
 class Occurrence:
+    number: int  # place among the rule's dates, excluded ones counted (stable ids)
     original: dt.datetime  # the start the rule gives: the key of changes
     start: dt.datetime
     end: dt.datetime
@@ -255,6 +256,22 @@ def _changes(value: object) -> dict:
     return dict(sorted(out.items()))
 
 
+def as_json(block: dict) -> dict:
+    """The block as the interface shows it (and takes it back): dates as text."""
+    def plain(value: object) -> object:
+        if isinstance(value, dt.datetime):
+            return dates.fmt(value)
+        if isinstance(value, dt.date):
+            return value.isoformat()
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        return value
+
+    return plain(block)  # type: ignore[return-value]
+
+
 # ---------------------------------------------------------------- occurrences
 def rule_texts(block: dict) -> list[str]:
     """Every rule of the block as RRULE text (the readable form converted)."""
@@ -310,20 +327,25 @@ def validate(block: dict, start: dt.datetime) -> None:
 
 def expand(block: dict, start: dt.datetime, end: dt.datetime, until: dt.datetime,
            zone: dt.tzinfo | None = None) -> list[Occurrence]:
-    """Occurrences starting no later than `until` (the horizon, a wall time), in start
-    order, cancelled ones included (flagged), at most MAX_OCCURRENCES."""
+    """Occurrences whose rule date is no later than `until` (the horizon, a wall
+    time), in start order, cancelled ones included (flagged), excluded ones left out,
+    at most MAX_OCCURRENCES."""
     duration = end - start
     changes = block.get("changes", {})
+    excluded = set(block.get("exdate", ()))
     out = []
-    for when in _ruleset(block, start, zone):
-        if when > until or len(out) >= MAX_OCCURRENCES:
+    for number, when in enumerate(_ruleset(block, start, zone, with_exdates=False)):
+        if when > until or number >= MAX_OCCURRENCES:
             break
+        if when in excluded:
+            continue
         change = changes.get(dates.fmt(when), {})
         begin = change.get("start_date", when)
         finish = change.get("end_date", begin + duration)
         overrides = {k: v for k, v in change.items()
                      if k not in ("cancelled", "start_date", "end_date")}
-        out.append(Occurrence(when, begin, finish, overrides, bool(change.get("cancelled"))))
+        out.append(Occurrence(number, when, begin, finish, overrides,
+                              bool(change.get("cancelled"))))
     out.sort(key=lambda o: (o.start, o.original))
     return out
 
