@@ -393,3 +393,46 @@ def describe(block: dict, start: dt.datetime) -> str:
         n = len(block["rdate"])
         parts.append(f"{n} extra date{'s' if n != 1 else ''}")
     return "; ".join(parts) or "once"
+
+
+def _off_dates(block: dict | None) -> set[dt.datetime]:
+    """Rule dates taken out: excluded or cancelled."""
+    if not block:
+        return set()
+    cancelled = {dt.datetime.fromisoformat(k) for k, c in block.get("changes", {}).items()
+                 if c.get("cancelled")}
+    return set(block.get("exdate", ())) | cancelled
+
+
+def _starts(block: dict | None, start: dt.datetime, end: dt.datetime,
+            until: dt.datetime) -> set[dt.datetime]:
+    if not block:
+        return {start}
+    return {o.start for o in expand(block, start, end, until) if not o.cancelled}
+
+
+def differences(old: tuple[dict | None, dt.datetime, dt.datetime],
+                new: tuple[dict | None, dt.datetime, dt.datetime],
+                until: dt.datetime) -> list[str]:
+    """A change of an event's repetition in words, for review: 'every Tuesday 19:00 →
+    every Wednesday 19:00', 'cancelled on 2027-03-02', '3 occurrences removed'.
+    Each side is (block or None, start, end); occurrences are counted to `until`."""
+    (old_block, old_start, old_end), (new_block, new_start, new_end) = old, new
+    if not old_block and not new_block:
+        return []
+    notes = []
+    before = describe(old_block, old_start) if old_block else "once"
+    after = describe(new_block, new_start) if new_block else "once"
+    if before != after:
+        notes.append(f"{before} → {after}")
+    old_off, new_off = _off_dates(old_block), _off_dates(new_block)
+    notes += [f"cancelled on {d:%Y-%m-%d}" for d in sorted(new_off - old_off)]
+    notes += [f"reinstated on {d:%Y-%m-%d}" for d in sorted(old_off - new_off)]
+    was = _starts(old_block, old_start, old_end, until)
+    now = _starts(new_block, new_start, new_end, until)
+    removed = len(was - now - new_off)  # a cancellation is already said
+    added = len(now - was - old_off)
+    for count, verb in ((removed, "removed"), (added, "added")):
+        if count:
+            notes.append(f"{count} occurrence{'s' if count != 1 else ''} {verb}")
+    return notes
