@@ -190,6 +190,8 @@ def normalize(value: object) -> dict:
         value = {"rrule": value}
     if not isinstance(value, dict):
         raise RecurrenceError("recurrence: expected a mapping with rrule or every")
+    if True in value:  # YAML 1.1 reads a bare `on:` key as true
+        value = {("on" if k is True else k): v for k, v in value.items()}
     unknown = [k for k in value if k not in KEYS]
     if unknown:
         raise RecurrenceError(f"recurrence: unknown key {unknown[0]!r} (known: "
@@ -395,7 +397,7 @@ def describe(block: dict, start: dt.datetime) -> str:
     return "; ".join(parts) or "once"
 
 
-def _off_dates(block: dict | None) -> set[dt.datetime]:
+def taken_out(block: dict | None) -> set[dt.datetime]:
     """Rule dates taken out: excluded or cancelled."""
     if not block:
         return set()
@@ -425,7 +427,7 @@ def differences(old: tuple[dict | None, dt.datetime, dt.datetime],
     after = describe(new_block, new_start) if new_block else "once"
     if before != after:
         notes.append(f"{before} → {after}")
-    old_off, new_off = _off_dates(old_block), _off_dates(new_block)
+    old_off, new_off = taken_out(old_block), taken_out(new_block)
     notes += [f"cancelled on {d:%Y-%m-%d}" for d in sorted(new_off - old_off)]
     notes += [f"reinstated on {d:%Y-%m-%d}" for d in sorted(old_off - new_off)]
     was = _starts(old_block, old_start, old_end, until)
@@ -436,3 +438,14 @@ def differences(old: tuple[dict | None, dt.datetime, dt.datetime],
         if count:
             notes.append(f"{count} occurrence{'s' if count != 1 else ''} {verb}")
     return notes
+
+
+def changed(block: dict, start: dt.datetime, end: dt.datetime) -> list[Occurrence]:
+    """The occurrences a `changes` entry moves or alters (cancelled ones left out)."""
+    keys = [k for k, c in block.get("changes", {}).items() if not c.get("cancelled")]
+    if not keys:
+        return []
+    last = max(dt.datetime.fromisoformat(k) for k in keys)
+    wanted = set(keys)
+    return [o for o in expand(block, start, end, last)
+            if not o.cancelled and dates.fmt(o.original) in wanted]

@@ -165,3 +165,64 @@ def test_removing_the_rule_makes_a_single_event(client, admin) -> None:
     assert "recurrence" not in response.get_json()
     body = _list(client, "search=pottery&start_date=2027-01-01")
     assert [e["id"] for e in body["events"]] == [SERIES]
+
+
+# ------------------------------------------------------------------ iCalendar feed
+FEED_CLASS = """\
+id: 991
+title: Pottery in Berlin
+slug: pottery-in-berlin
+start_date: 2027-03-02 19:00:00
+end_date: 2027-03-02 21:00:00
+timezone: Europe/Berlin
+venue: cartwright-street-studio
+recurrence:
+  every: week
+  on: [tuesday, thursday]
+  until: 2027-06-30
+  rdate: [2027-05-01 11:00:00]
+  exdate: [2027-03-16 19:00:00]
+  changes:
+    '2027-03-23 19:00:00':
+      title: Glazing night
+      start_date: 2027-03-24 18:00:00
+    '2027-03-30 19:00:00':
+      cancelled: true
+"""
+
+
+def test_feed_expands_to_exactly_the_listed_occurrences(tmp_path: Path, config: dict,
+                                                       content: Path) -> None:
+    import datetime as dt
+
+    import icalendar
+    import recurring_ical_events
+
+    from calendar_app.site import Options, build
+
+    (content / "events" / "pottery-in-berlin.yaml").write_text(FEED_CLASS)
+    git(content.parent, "add", "-A")
+    git(content.parent, "commit", "-q", "-m", "a class in Berlin")
+    report = build(Options(content=content, out=tmp_path / "public", now=config["NOW"],
+                           base_url="https://example.org/", cache_dir=tmp_path / "site-cache",
+                           progress=False))
+    assert not report.problems
+    [ics] = (tmp_path / "public").rglob("pottery-in-berlin/event.ics")
+    feed = icalendar.Calendar.from_ical(ics.read_bytes())
+    vevents = [c for c in feed.walk("VEVENT")]
+    assert len(vevents) == 2  # the series and its one moved date
+    assert {str(v["UID"]) for v in vevents} == {"991@example.org"}
+    series = next(v for v in vevents if "RRULE" in v)
+    assert series["RRULE"]["UNTIL"] == [dt.datetime(2027, 6, 30, 21, 59, 59, tzinfo=dt.UTC)]
+    expanded = recurring_ical_events.of(feed).between(dt.date(2027, 1, 1), dt.date(2028, 1, 1))
+    from_feed = sorted((v["DTSTART"].dt.strftime("%Y-%m-%d %H:%M:%S"), str(v["SUMMARY"]))
+                       for v in expanded)
+
+    listed = create_app(config).test_client().get(
+        f"{BASE}/events?post_parent=991&start_date=2027-01-01&per_page=50").get_json()
+    from_api = sorted((e["start_date"], e["title"]) for e in listed["events"])
+    assert listed["total"] == len(from_api) == 34
+    assert from_feed == from_api
+    assert ("2027-03-24 18:00:00", "Glazing night") in from_feed
+    assert ("2027-05-01 11:00:00", "Pottery in Berlin") in from_feed
+    assert not {s for s, _t in from_feed} & {"2027-03-16 19:00:00", "2027-03-30 19:00:00"}

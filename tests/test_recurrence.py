@@ -61,6 +61,9 @@ def test_rrule_text_list_rdate_exdate_and_the_start_first() -> None:
     assert starts({"rrule": "FREQ=WEEKLY;BYDAY=WE;COUNT=2"}) == [
         D(2027, 3, 2, 19), D(2027, 3, 3, 19), D(2027, 3, 10, 19)]
     assert recurrence.normalize("FREQ=DAILY;COUNT=2") == {"rrule": "FREQ=DAILY;COUNT=2"}
+    # YAML 1.1 reads a bare `on:` key as true: it still means `on`.
+    assert recurrence.normalize({"every": "week", True: "friday"}) == {
+        "every": "week", "on": "friday"}
 
 
 def test_changes_move_retitle_and_cancel_one_date() -> None:
