@@ -33,6 +33,7 @@ CHANGE_KEYS = ("cancelled", "start_date", "end_date", "title", "venue", "excerpt
 # default two-year horizon has 731.
 MAX_OCCURRENCES = 5000
 DEFAULT_HORIZON_DAYS = 730
+_FURTHEST = dt.timedelta(days=36525)  # exceptions this far after the start are refused
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_CODES = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
@@ -125,11 +126,27 @@ def parse_rule(text: str, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
     if not isinstance(rule, du.rrule):
         raise RecurrenceError(f"recurrence rrule: {text!r} must be a single rule", "rrule",
                               text)
+    if not _can_occur(rule):
+        raise RecurrenceError(f"recurrence rrule: {text!r} gives no date (no such day in "
+                              f"those months)", "rrule", text)
     freq = du.FREQNAMES[rule._freq]
     if freq not in _FREQS:
         raise RecurrenceError(f"recurrence rrule: FREQ={freq} is not supported (events "
                               f"repeat daily at most often)", "rrule", text)
     return rule
+
+
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _can_occur(rule: du.rrule) -> bool:
+    """False for a month/day combination no year has (`BYMONTH=2;BYMONTHDAY=30`):
+    dateutil would walk to the year 9999 looking for one (seconds per expansion)."""
+    months = rule._original_rule.get("bymonth") or range(1, 13)
+    days = rule._original_rule.get("bymonthday") or ()
+    if not days:
+        return True
+    return any(abs(d) <= _MONTH_DAYS[m - 1] for m in months for d in days)
 
 
 def _readable_rule(block: dict) -> str:
@@ -309,6 +326,9 @@ def validate(block: dict, start: dt.datetime) -> None:
     excluded = set(block.get("exdate", ()))
 
     def occurs(when: dt.datetime) -> bool:
+        # Asking the rule walks it from the start: a century is the most worth asking.
+        if when - start > _FURTHEST:
+            return False
         return bool(rules.between(when, when, inc=True))
 
     for when in block.get("exdate", ()):

@@ -84,6 +84,7 @@ def test_changes_move_retitle_and_cancel_one_date() -> None:
 @pytest.mark.parametrize(("block", "words"), [
     ({"rrule": "FREQ=SOMETIMES"}, "is not an RFC 5545 rule"),
     ({"rrule": "FREQ=HOURLY"}, "FREQ=HOURLY is not supported"),
+    ({"rrule": "FREQ=DAILY;BYMONTH=2,4;BYMONTHDAY=31"}, "gives no date"),
     ({"rrule": "DTSTART:20270101T000000\nRRULE:FREQ=DAILY"}, "give only the rule"),
     ({"every": "fortnight"}, "should read like '2 weeks'"),
     ({"every": "week", "on": "blursday"}, "is not a weekday"),
