@@ -22,6 +22,7 @@ from .records import Record
 from .represent import Representer, dumps
 from .resources import RESOURCES, Resource
 from .service import term_capability
+from .sync import pushed_ref, verify_webhook
 from .users import User
 from .wiring import Calendar
 
@@ -437,6 +438,42 @@ def wp_json_index() -> Response:
     return respond(discovery.wp_json_index(site_url(), rest_root(), index))
 
 
+# -- the shared repository ---------------------------------------------------------
+SYNC_WEBHOOK_PATH = "/wp-json/calendar/v1/sync"
+
+
+def sync_webhook() -> Response:
+    """A forge's push webhook: once the signature is checked, fetch and integrate the
+    remote branch, and answer after that, so the next request sees what was merged."""
+    sync = calendar().remote_sync
+    assert sync is not None  # the route exists only with a remote
+    body = request.get_data(cache=False)
+    if not verify_webhook(request.headers.get, body, sync.settings.webhook_secret):
+        why = ("this server has no webhook secret configured" if not
+               sync.settings.webhook_secret else "the signature is missing or wrong")
+        raise ApiError(401, "calendar_sync_unauthorized",
+                       f"The webhook was refused: {why}. Nothing was fetched.")
+    ref = pushed_ref(body)
+    if ref and ref != f"refs/heads/{sync.branch}":  # a pull request's branch, a tag
+        return respond({"state": "ignored", "ref": ref})
+    result = sync.exchange()
+    if result.error:
+        raise ApiError(503, "calendar_sync_failed",
+                       f"The shared repository could not be synced: {result.error}.")
+    return respond({"state": result.state, "head": result.head,
+                    "changed": sorted(result.changed)})
+
+
+def _sync_header(response: Response) -> Response:
+    """After a write: "pushed" (it is in the shared repository) or "queued" (it is
+    committed here and pushed as soon as the remote takes it: `sync status`)."""
+    sync = calendar().remote_sync
+    outcome = sync.take_outcome() if sync is not None else ""
+    if outcome:
+        response.headers["X-Calendar-Sync"] = outcome
+    return response
+
+
 # -- errors and common headers ------------------------------------------------------
 def _api_error(exc: ApiError) -> Response:
     response = respond(exc.body(), exc.status)
@@ -543,5 +580,8 @@ def install(app: Flask) -> None:
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(Exception, _unexpected)
     app.after_request(_common_headers)
+    if app.extensions["calendar"].remote_sync is not None:
+        app.add_url_rule(SYNC_WEBHOOK_PATH, "sync_webhook", sync_webhook, methods=["POST"])
+        app.after_request(_sync_header)
     guard.install(app)
     app.wsgi_app = _PathAndMethod(app.wsgi_app, base)  # type: ignore[method-assign]

@@ -8,6 +8,7 @@ from pathlib import Path
 from flask import Flask
 
 from .starter import ensure_demo
+from .sync import SyncSettings
 from .wiring import DEFAULT_BASE_PATH, default_users_file, open_calendar
 
 
@@ -15,7 +16,10 @@ def create_app(config: dict | None = None) -> Flask:
     """Config keys: CONTENT_DIR, USERS_FILE, CACHE_DIR, BASE_PATH, SITE_URL, NOW,
     MAX_CONTENT_LENGTH (bytes), WATCH (follow the tree with watchdog; default on unless
     TESTING), INDEX_IN_BACKGROUND (write the search index from a thread; default on
-    unless TESTING, where `calendar.index.flush()` writes it)."""
+    unless TESTING, where `calendar.index.flush()` writes it), SYNC_REMOTE (a remote's
+    name or URL: clone it into CONTENT_DIR when empty, push writes, integrate what
+    others push), SYNC_BRANCH ("main"), SYNC_WEBHOOK_SECRET, SYNC_POLL (seconds, 0 =
+    off), SYNC_PUSH ("wait" or "queue"); see docs/deployment.md."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -25,6 +29,11 @@ def create_app(config: dict | None = None) -> Flask:
         SITE_URL=None,
         NOW=None,
         MAX_CONTENT_LENGTH=1 << 20,
+        SYNC_REMOTE=None,
+        SYNC_BRANCH="main",
+        SYNC_WEBHOOK_SECRET="",
+        SYNC_POLL=0,
+        SYNC_PUSH="wait",
     )
     app.config.update(config or {})
     users_file = Path(app.config["USERS_FILE"] or default_users_file())
@@ -32,11 +41,19 @@ def create_app(config: dict | None = None) -> Flask:
     testing = bool(app.config.get("TESTING"))
     watch = app.config.get("WATCH")
     background = app.config.get("INDEX_IN_BACKGROUND")
+    sync = None
+    if app.config["SYNC_REMOTE"]:
+        if not app.config["CONTENT_DIR"]:
+            raise ValueError("SYNC_REMOTE needs CONTENT_DIR: the folder to clone into")
+        sync = SyncSettings(app.config["SYNC_REMOTE"], app.config["SYNC_BRANCH"] or "main",
+                            app.config["SYNC_WEBHOOK_SECRET"] or "",
+                            float(app.config["SYNC_POLL"] or 0), app.config["SYNC_PUSH"])
     content = Path(app.config["CONTENT_DIR"] or ensure_demo()[0])
     calendar = open_calendar(
         content, users_file, Path(cache) if cache else None,
         app.config["NOW"], watch=not testing if watch is None else bool(watch),
-        index_in_background=not testing if background is None else bool(background))
+        index_in_background=not testing if background is None else bool(background),
+        sync=sync)
     app.extensions["calendar"] = calendar
     atexit.register(calendar.close)
 

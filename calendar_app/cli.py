@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -14,6 +15,8 @@ from .index import TextIndex
 from .site import register as register_site
 from .starter import StarterError, serving_content
 from .starter import register as register_starter
+from .sync import PUSH_MODES, SyncError
+from .sync import register as register_sync
 from .trash import register as register_trash
 from .users import ROLES, UserStore
 from .wiring import command_tree, default_users_file
@@ -28,6 +31,10 @@ def _users_arg(parser: argparse.ArgumentParser) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
 
+    if args.remote and not (args.content or os.environ.get("CALENDAR_CONTENT")):
+        print("error: --remote needs --content: the folder to clone into (or the clone)",
+              file=sys.stderr)
+        return 2
     try:
         content, made = serving_content(args.content)
     except StarterError as exc:
@@ -36,11 +43,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if made:
         print(f"Made a demo calendar from the bundled sample in {content} (a git "
               "repository: every change made through the interface is a commit there).")
-    app = create_app({"CONTENT_DIR": str(content),
-                      "USERS_FILE": str(args.users or default_users_file())})
+    try:
+        app = create_app({"CONTENT_DIR": str(content),
+                          "USERS_FILE": str(args.users or default_users_file()),
+                          "SYNC_REMOTE": args.remote, "SYNC_BRANCH": args.branch,
+                          "SYNC_WEBHOOK_SECRET": args.webhook_secret,
+                          "SYNC_POLL": args.poll, "SYNC_PUSH": args.push})
+    except SyncError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     from werkzeug.serving import run_simple
 
     print(f"Calendar: {content}")
+    calendar = app.extensions["calendar"]
+    if calendar.remote_sync is not None:
+        sync = calendar.remote_sync
+        polling = f"every {args.poll:g} s" if args.poll else "off"
+        print(f"Shared repository: {sync.remote} ({args.remote}), branch {sync.branch}; "
+              f"pushes: {args.push}, polling: {polling}")
+    calendar.ensure_started()  # now, not at the first request: push what a crash left
     print(f"Serving at http://{args.host}:{args.port}/wp-json/tribe/events/v1/")
     print("Press Ctrl-C to stop.", flush=True)
     run_simple(args.host, args.port, app, threaded=True, use_reloader=False)
@@ -99,6 +120,22 @@ def build_parser() -> argparse.ArgumentParser:
     _users_arg(serve)
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
+    env = os.environ.get
+    serve.add_argument("--remote", default=env("CALENDAR_REMOTE"), metavar="URL_OR_NAME",
+                       help="shared repository to keep the calendar in: a remote of the "
+                            "clone, or a URL cloned into --content when that is empty "
+                            "(default: $CALENDAR_REMOTE; see docs/deployment.md)")
+    serve.add_argument("--branch", default=env("CALENDAR_BRANCH") or "main",
+                       help="the remote's branch (default: $CALENDAR_BRANCH or main)")
+    serve.add_argument("--webhook-secret", default=env("CALENDAR_WEBHOOK_SECRET") or "",
+                       help="secret of the forge's push webhook (default: "
+                            "$CALENDAR_WEBHOOK_SECRET)")
+    serve.add_argument("--poll", type=float, default=float(env("CALENDAR_POLL") or 0),
+                       metavar="SECONDS", help="also fetch every SECONDS (default: "
+                                               "$CALENDAR_POLL, else 0: webhooks only)")
+    serve.add_argument("--push", choices=PUSH_MODES, default=env("CALENDAR_PUSH") or "wait",
+                       help="wait: a write answers once pushed; queue: it answers once "
+                            "committed and is pushed right after (default: wait)")
     serve.set_defaults(func=cmd_serve)
 
     users = sub.add_parser("users", help="manage users and application passwords",
@@ -130,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
     register_site(sub)  # build
     register_trash(sub)  # empty-trash
+    register_sync(sub)  # sync status
     return parser
 
 

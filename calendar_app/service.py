@@ -71,6 +71,8 @@ class Service:
         self.catalog = catalog
         self.users = users
         self.clock = clock
+        # Called after each commit, the write lock still held (sync pushes it).
+        self.committed: list[Callable[[], object]] = []
 
     # -- time --------------------------------------------------------------
     @property
@@ -761,6 +763,8 @@ class Service:
                 self.catalog.remove(record)
             for record in write.put:
                 self.catalog.add(record)
+        for hook in self.committed:
+            hook()
 
 
 def _check_sizes(write: Write) -> None:

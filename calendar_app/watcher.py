@@ -71,6 +71,11 @@ class Journal:
     def _on_change(self, relpaths: set[str], origin: str) -> None:
         if origin != "write":
             return  # changes read from disk are seen by every process's own watcher
+        self.announce(relpaths)
+
+    def announce(self, relpaths: set[str]) -> None:
+        """Tell the other processes to re-read these paths at their next request (a
+        write, or files a `git pull` of ours changed: faster than their watchers)."""
         lines = "".join(f"{self._me} {p}\n" for p in sorted(relpaths) if "\n" not in p)
         # O_APPEND: small appends from several processes do not interleave.
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -23,6 +23,7 @@ from .starter import (
     StarterError,
     serving_content,
 )
+from .sync import RemoteSync, SyncSettings, prepare_clone
 from .users import UserStore
 from .watcher import Journal, Watcher, follow_catalog
 
@@ -56,6 +57,7 @@ class Calendar:
     journal: Journal
     watch: bool = False  # follow the tree with watchdog once serving
     watcher: Watcher | None = None
+    remote_sync: RemoteSync | None = None  # when serving a clone of a shared remote
     _pid: int = 0
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
     loaded_in: int = field(default_factory=os.getpid)  # the process that loaded it
@@ -75,6 +77,8 @@ class Calendar:
                 self.watcher.start()
                 # Anything that changed between loading and watching.
                 self.catalog.resync()
+            if self.remote_sync is not None:
+                self.remote_sync.start()
 
     def after_fork(self) -> None:
         """In a worker forked from the process that loaded the calendar (gunicorn's
@@ -93,6 +97,8 @@ class Calendar:
         self.journal.catch_up()
 
     def close(self) -> None:
+        if self.remote_sync is not None:
+            self.remote_sync.stop()
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
@@ -102,7 +108,11 @@ class Calendar:
 
 def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None,
                   now: dt.datetime | None = None, watch: bool = False,
-                  index_in_background: bool = True) -> Calendar:
+                  index_in_background: bool = True,
+                  sync: SyncSettings | None = None) -> Calendar:
+    """`sync`: keep the tree in step with a remote branch (cloned into `content` when
+    that folder is empty or missing)."""
+    remote = prepare_clone(content, sync) if sync else ""
     cache_dir = cache_dir or default_cache_dir(content)
     tree = ContentTree(content, cache_dir / "write.lock")
     recovered = tree.recover()
@@ -116,8 +126,16 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     journal = Journal(cache_dir / "journal", catalog)
     users = UserStore(users_file)
     clock = clocks.fixed(now) if now else clocks.system_now
-    return Calendar(tree, catalog, users, Service(catalog, users, clock), clock, cache_dir,
-                    index, journal, watch)
+    service = Service(catalog, users, clock)
+    remote_sync = None
+    if sync:
+        remote_sync = RemoteSync(tree, sync, remote, cache_dir, clock)
+        # What an integration changed is in the catalog (and announced to the other
+        # workers) before the exchange lets go of the write lock.
+        remote_sync.integrated_hooks += [catalog.refresh, journal.announce]
+        service.committed.append(remote_sync.on_commit)
+    return Calendar(tree, catalog, users, service, clock, cache_dir, index, journal, watch,
+                    remote_sync=remote_sync)
 
 
 def command_tree(content: Path | None, cache_dir: str | None) -> tuple[Path, Path]:

@@ -3,6 +3,9 @@
 Configured from the environment: CALENDAR_CONTENT (content tree, default the per-user
 demo calendar made from the bundled sample), CALENDAR_USERS (users file), CALENDAR_CACHE
 (index and cache folder), CALENDAR_SITE_URL (public address used in URLs; default: the request's host).
+With a shared repository (docs/deployment.md): CALENDAR_REMOTE (remote name or URL;
+CALENDAR_CONTENT is then required, cloned into when empty), CALENDAR_BRANCH (main),
+CALENDAR_WEBHOOK_SECRET, CALENDAR_POLL (seconds), CALENDAR_PUSH (wait or queue).
 """
 
 import os
@@ -10,9 +13,17 @@ import os
 from .app import create_app
 from .starter import serving_content
 
+_remote = os.environ.get("CALENDAR_REMOTE")
 app = create_app({
-    "CONTENT_DIR": str(serving_content(None)[0]),
+    # With a remote, the folder to clone into must be named: never the demo calendar.
+    "CONTENT_DIR": os.environ.get("CALENDAR_CONTENT") if _remote
+    else str(serving_content(None)[0]),
     "USERS_FILE": os.environ.get("CALENDAR_USERS"),
     "CACHE_DIR": os.environ.get("CALENDAR_CACHE"),
     "SITE_URL": os.environ.get("CALENDAR_SITE_URL"),
+    "SYNC_REMOTE": _remote,
+    "SYNC_BRANCH": os.environ.get("CALENDAR_BRANCH") or "main",
+    "SYNC_WEBHOOK_SECRET": os.environ.get("CALENDAR_WEBHOOK_SECRET") or "",
+    "SYNC_POLL": float(os.environ.get("CALENDAR_POLL") or 0),
+    "SYNC_PUSH": os.environ.get("CALENDAR_PUSH") or "wait",
 })

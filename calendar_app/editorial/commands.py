@@ -30,6 +30,7 @@ def _content_option(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ..sync import conflict_findings
     from . import report, snapshot
     from .check import ParseCache, check_tree
     from .findings import ERROR
@@ -39,6 +40,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     cache = ParseCache()
     result = check_tree(snapshot.from_worktree(content), cache)
     findings = list(result.findings)
+    findings += conflict_findings(content)  # values a sync's merge replaced, to decide
     if args.canonical:
         findings += _not_canonical(result)
     if args.against:

@@ -1,0 +1,551 @@
+"""Keeping the content clone in step with a branch of a shared remote repository.
+
+The server is one clone among others (editors, CI, other instances):
+
+- its commits are pushed to `remote`/`branch` (`push="wait"`: inside the write, so an
+  answered write is in the shared repository; `"queue"`: right after, from a thread).
+  The queue is git itself: commits on the branch that the remote-tracking branch
+  lacks. Nothing else has to survive a crash; the first exchange after a start
+  pushes what a crash left behind.
+- what others pushed (merged pull requests) is fetched and integrated on a signed
+  webhook, by polling, and before retrying a push the remote refused (someone pushed
+  first): local commits are rebased on the remote branch; a record changed on both
+  sides is merged key by key (fieldmerge.py); where both changed one key, the remote
+  wins and our value is kept in a conflict record under `.calendar/conflicts/`,
+  committed and pushed like any change, listed by `sync status`, reported by `check`.
+
+Every exchange runs under the content tree's write lock, so no interface write (in
+any worker process) happens during a rebase, and one process integrates at a time.
+`integrated_hooks` get the content-relative paths an integration changed (the
+catalog re-reads them, the journal tells the other workers) before the lock is let go.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import hashlib
+import hmac
+import json
+import logging
+import os
+import re
+import shlex
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import clock as clocks
+from . import fieldmerge, yamlfile
+from .content import ContentTree
+from .editorial.findings import WARNING, Finding
+
+log = logging.getLogger(__name__)
+
+PUSH_MODES = ("wait", "queue")
+STATE_FILE = "sync-state.json"
+CONFLICTS_DIR = ".calendar/conflicts"
+MAX_ROUNDS = 5  # push refused, fetch, rebase, push again: give up (queued) after this
+RETRY_SECONDS = 10.0  # a failed exchange is tried again this soon, polling or not
+NETWORK_TIMEOUT = 120  # seconds for one fetch or push: a hung remote cannot hold writes
+AUTHOR = "calendar-app <calendar-app@localhost>"
+# git's words for a push refused because the remote branch moved on.
+_REFUSED = re.compile(r"\[rejected\]|non-fast-forward|fetch first|\[remote rejected\].*"
+                      r"(?:lock|stale)|stale info")
+
+
+class SyncError(RuntimeError):
+    """Sync cannot be set up or an exchange failed; the message says why."""
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    remote: str  # a remote's name in the clone, or the URL to clone from
+    branch: str = "main"
+    webhook_secret: str = ""
+    poll: float = 0.0  # seconds between fetches; 0: webhooks only
+    push: str = "wait"  # see the module docstring
+
+    def __post_init__(self) -> None:
+        if self.push not in PUSH_MODES:
+            raise SyncError(f"push mode must be one of {', '.join(PUSH_MODES)}, "
+                            f"not {self.push!r}")
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What one exchange did: `state` "pushed" (nothing of ours is missing from the
+    remote) or "queued" (some is: `error` says why); `changed`: paths integrated."""
+    state: str
+    head: str
+    changed: frozenset[str] = frozenset()
+    error: str = ""
+
+
+def _reason(output: str) -> str:
+    """git's own reason in its output: the first `fatal:`/`error:` line (what follows
+    is advice such as "Please make sure you have the correct access rights")."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    own = [line for line in lines if line.startswith(("fatal:", "error:", "remote: error"))]
+    return (own or lines or ["no message"])[0]
+
+
+def _run(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
+         timeout: float | None = None) -> subprocess.CompletedProcess:
+    full = dict(os.environ)
+    full.update({
+        "GIT_TERMINAL_PROMPT": "0",  # a missing credential is an error, never a prompt
+        "GIT_EDITOR": "true",  # rebase --continue keeps messages as they are
+        "LC_ALL": "C",  # git's messages are parsed (_REFUSED)
+    })
+    full.setdefault("GIT_COMMITTER_NAME", "calendar-app")
+    full.setdefault("GIT_COMMITTER_EMAIL", "calendar-app@localhost")
+    full.update(env or {})
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, env=full, capture_output=True,
+                              text=True, check=False, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise SyncError(f"git {args[0]} took longer than {timeout} s") from None
+    if check and proc.returncode:
+        raise SyncError(f"git {args[0]} failed: {_reason(proc.stderr or proc.stdout)}")
+    return proc
+
+
+def prepare_clone(content: Path, settings: SyncSettings) -> str:
+    """Clone the remote into `content` when it is missing or empty; else check that
+    the clone there knows the remote (by name or URL). Returns the remote's name.
+    Credentials are git's (ssh keys, credential helpers): nothing is stored here."""
+    content = Path(content)
+    if not content.exists() or (content.is_dir() and not any(content.iterdir())):
+        content.parent.mkdir(parents=True, exist_ok=True)
+        _run(content.parent, "clone", "-q", "--branch", settings.branch, "--origin",
+             "origin", settings.remote, str(content.absolute()), timeout=NETWORK_TIMEOUT)
+        return "origin"
+    if _run(content, "rev-parse", "--show-toplevel", check=False).returncode:
+        raise SyncError(f"{content} is not a git clone; give an empty folder to clone "
+                        f"{settings.remote} into")
+    names = _run(content, "remote").stdout.split()
+    if settings.remote in names:
+        return settings.remote
+    for name in names:
+        url = _run(content, "remote", "get-url", name).stdout.strip()
+        if url == settings.remote:
+            return name
+    raise SyncError(f"the clone in {content} has no remote named or at {settings.remote}: "
+                    f"add it (git remote add origin URL) or serve an empty folder")
+
+
+def verify_webhook(header: Callable[[str], str | None], body: bytes, secret: str) -> str:
+    """The forge whose signature on `body` is valid ("github", "gitea", "gitlab"), or
+    "" when none is: GitHub's X-Hub-Signature-256 ("sha256=" + HMAC-SHA256 hex), Gitea's
+    X-Gitea-Signature (HMAC-SHA256 hex), GitLab's X-Gitlab-Token (the secret itself)."""
+    if not secret:
+        return ""
+    digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    github = header("X-Hub-Signature-256") or ""
+    if github and hmac.compare_digest(github.strip().lower(), f"sha256={digest}"):
+        return "github"
+    gitea = header("X-Gitea-Signature") or ""
+    if gitea and hmac.compare_digest(gitea.strip().lower(), digest):
+        return "gitea"
+    token = header("X-Gitlab-Token") or ""
+    if token and hmac.compare_digest(token.encode(), secret.encode()):
+        return "gitlab"
+    return ""
+
+
+def pushed_ref(body: bytes) -> str:
+    """The ref a forge's push event names (`ref`, the same key on GitHub, GitLab and
+    Gitea); "" when the body names none (a ping, another event): fetch to be sure."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return ""
+    ref = payload.get("ref") if isinstance(payload, dict) else None
+    return ref if isinstance(ref, str) and ref.startswith("refs/") else ""
+
+
+class RemoteSync:
+    """Exchanges commits between one content clone and its remote branch."""
+
+    def __init__(self, tree: ContentTree, settings: SyncSettings, remote: str,
+                 state_dir: Path, clock: clocks.Clock = clocks.system_now) -> None:
+        self.tree = tree
+        self.settings = settings
+        self.remote = remote  # the remote's name in the clone
+        self.branch = settings.branch
+        self.state_path = Path(state_dir) / STATE_FILE
+        self.spool = Path(state_dir) / "merge-conflicts.jsonl"
+        self.attributes = Path(state_dir) / "merge-attributes"
+        self.clock = clock
+        self._url: str | None = None
+        # Called, under the write lock, with the content-relative paths changed.
+        self.integrated_hooks: list[Callable[[set[str]], object]] = []
+        self._local = threading.local()  # .outcome: this thread's last write's sync
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stopping = False
+        self._pid = 0
+        self.caught_up = threading.Event()  # set once this process's first exchange is done
+
+    @property
+    def upstream(self) -> str:
+        return f"refs/remotes/{self.remote}/{self.branch}"
+
+    def git(self, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
+            timeout: float | None = None) -> subprocess.CompletedProcess:
+        """Run git in the clone (no prompts, C locale, a committer identity)."""
+        root = self.tree.git_root
+        if root is None:
+            raise SyncError(f"{self.tree.root} is not in a git repository")
+        return _run(root, *args, check=check, env=env, timeout=timeout)
+
+    def _rev(self, ref: str) -> str:
+        return self.git("rev-parse", "--verify", "-q", ref, check=False).stdout.strip()
+
+    def unpushed(self) -> list[str]:
+        """Local commits the remote branch lacks, oldest first ("sha subject")."""
+        since = [f"^{self.upstream}"] if self._rev(self.upstream) else []
+        out = self.git("log", "--reverse", "--format=%h %s", self.branch, *since).stdout
+        return out.splitlines()
+
+    # -- background ----------------------------------------------------------------
+    def start(self) -> None:
+        """The exchange thread of this process: an exchange right away (pushing what
+        a crash or an unreachable remote left), then every `poll` seconds, sooner
+        after a failure, and woken by writes whose push is queued."""
+        if self._pid == os.getpid() and self._thread is not None:
+            return
+        self._pid = os.getpid()
+        self._wake = threading.Event()
+        self.caught_up = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._loop, name="calendar-sync", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None and self._pid == os.getpid():
+            self._thread.join(timeout=NETWORK_TIMEOUT)
+        self._thread = None
+
+    def _loop(self) -> None:
+        delay: float | None = 0.0
+        while True:
+            self._wake.wait(delay)
+            if self._stopping:
+                return
+            self._wake.clear()
+            result = self.exchange()
+            self.caught_up.set()
+            delay = self.settings.poll or None
+            if result.state == "queued":
+                delay = min(delay or RETRY_SECONDS, RETRY_SECONDS)
+
+    # -- writes --------------------------------------------------------------------
+    def on_commit(self) -> None:
+        """Called by the service after each interface commit, the write lock held."""
+        if self.settings.push == "wait":
+            self._local.outcome = self.exchange_locked(fetch=False).state
+            if self._local.outcome == "queued":
+                self._wake.set()  # the exchange thread retries until the remote takes it
+        else:
+            self._local.outcome = "queued"
+            self._wake.set()
+
+    def take_outcome(self) -> str:
+        """What became of this thread's last write ("pushed", "queued"; "" if none)."""
+        outcome = getattr(self._local, "outcome", "")
+        self._local.outcome = ""
+        return outcome
+
+    # -- exchanging ----------------------------------------------------------------
+    def exchange(self, fetch: bool = True) -> SyncResult:
+        """Fetch and integrate the remote branch, then push ours, under the lock."""
+        with self.tree.locked():
+            return self.exchange_locked(fetch)
+
+    def exchange_locked(self, fetch: bool = True) -> SyncResult:
+        """`exchange` for a caller already holding the write lock (`tree.locked()`
+        cannot be taken twice by one thread: its file lock is per open file)."""
+        changed: set[str] = set()
+        try:
+            for _ in range(MAX_ROUNDS):
+                if fetch:
+                    self.git("fetch", "-q", self.remote,
+                             f"+refs/heads/{self.branch}:{self.upstream}",
+                             timeout=NETWORK_TIMEOUT)
+                    changed |= self._integrate()
+                # Without a fetch (right after a commit) there is something to push.
+                if (fetch and not self.unpushed()) or self._push():
+                    self._save_state(error="", pushed=True)
+                    return SyncResult("pushed", self._rev("HEAD"), frozenset(changed))
+                fetch = True  # refused: someone pushed first; integrate theirs
+            raise SyncError(f"the remote branch moved on during each of {MAX_ROUNDS} "
+                            "pushes; trying again later")
+        except Exception as exc:  # any failure leaves the commits queued
+            if not isinstance(exc, SyncError):
+                log.exception("sync with %s failed", self.remote)
+            self._save_state(error=str(exc))
+            return SyncResult("queued", self._rev("HEAD"), frozenset(changed), str(exc))
+
+    def _push(self) -> bool:
+        """Push the branch; False when refused because the remote moved on."""
+        proc = self.git("push", "--porcelain", self.remote,
+                        f"refs/heads/{self.branch}:refs/heads/{self.branch}",
+                        check=False, timeout=NETWORK_TIMEOUT)
+        if proc.returncode == 0:
+            return True
+        if _REFUSED.search(proc.stdout + proc.stderr):
+            return False
+        raise SyncError(f"git push failed: {_reason(proc.stderr)}")
+
+    def _integrate(self) -> set[str]:
+        """Bring the remote branch's commits into the branch and the work tree."""
+        if not self._rev(self.upstream):
+            return set()  # the remote has no such branch yet: the push makes it
+        current = self.git("symbolic-ref", "-q", "--short", "HEAD", check=False)
+        if current.stdout.strip() != self.branch:
+            raise SyncError(f"the clone is not on branch {self.branch} "
+                            f"(git switch {self.branch})")
+        blocked = self.tree.blocking_state()
+        if blocked:
+            raise SyncError(f"cannot integrate: {blocked}")
+        old = self._rev("HEAD")
+        behind = self.git("rev-list", "--count", f"HEAD..{self.upstream}").stdout.strip()
+        if behind == "0":
+            return set()
+        if not self.unpushed():
+            self.git("merge", "-q", "--ff-only", self.upstream)
+            conflicts: list[dict] = []
+        else:
+            conflicts = self._rebase()
+        if conflicts:
+            self._record_conflicts(conflicts)
+        changed = self._changed_paths(old, self._rev("HEAD"))
+        for hook in self.integrated_hooks:
+            hook(changed)
+        self._save_state(integrated=True)
+        return changed
+
+    def _rebase(self) -> list[dict]:
+        """Rebase local commits on the remote branch; returns the conflicts resolved
+        (the remote's side kept): key-level from the driver, whole files from stops."""
+        self.spool.parent.mkdir(parents=True, exist_ok=True)
+        self.spool.write_text("")
+        # .retired-ids is a set of lines: both sides' additions are kept.
+        self.attributes.write_text("*.yaml merge=calendar\n.retired-ids merge=union\n")
+        driver = (f"{shlex.quote(sys.executable)} -m calendar_app.fieldmerge "
+                  "%O %A %B %P")
+        config = ["-c", f"core.attributesFile={self.attributes}",
+                  "-c", f"merge.calendar.driver={driver}",
+                  "-c", "merge.calendar.name=calendar records, key by key"]
+        env = {fieldmerge.SPOOL_ENV: str(self.spool)}
+        stops: list[dict] = []
+        proc = self.git(*config, "rebase", "-q", "--no-autostash", "--empty=drop",
+                        self.upstream, check=False, env=env)
+        for _ in range(len(self.unpushed()) + 2):
+            if not self._rebasing():
+                break
+            unmerged = self._unmerged()
+            for path, stages in unmerged.items():
+                lost = self._take_remote(path, stages)
+                if lost is not None:
+                    stops.append(lost)
+            proc = self.git(*config, "rebase", "--continue", check=False, env=env)
+            if self._rebasing() and not self._unmerged() and proc.returncode:
+                proc = self.git(*config, "rebase", "--skip", check=False, env=env)
+        if self._rebasing():
+            self.git("rebase", "--abort", check=False)
+            raise SyncError(f"rebase on {self.remote}/{self.branch} did not finish: "
+                            f"{_reason(proc.stderr or proc.stdout)}")
+        if proc.returncode:
+            raise SyncError(f"git rebase failed: {_reason(proc.stderr or proc.stdout)}")
+        with open(self.spool, encoding="utf-8") as fh:
+            keyed = [json.loads(line) for line in fh if line.strip()]
+        return keyed + stops
+
+    def _rebasing(self) -> bool:
+        git_dir = self.tree.git_dir
+        return git_dir is not None and any(
+            (git_dir / name).exists() for name in ("rebase-merge", "rebase-apply"))
+
+    def _unmerged(self) -> dict[str, dict[int, str]]:
+        """path -> {stage: blob}: 1 base, 2 the remote's side, 3 our commit's."""
+        found: dict[str, dict[int, str]] = {}
+        for entry in self.git("ls-files", "-u", "-z").stdout.split("\0"):
+            if entry:
+                meta, path = entry.split("\t", 1)
+                _mode, blob, stage = meta.split()
+                found.setdefault(path, {})[int(stage)] = blob
+        return found
+
+    def _take_remote(self, path: str, stages: dict[int, str]) -> dict | None:
+        """Resolve a stopped file as the remote has it (during a rebase git's "ours"
+        is the upstream); our side goes to a conflict record. None: nothing of ours
+        was lost (both sides deleted it)."""
+        root = self.tree.git_root
+        assert root is not None
+        if 2 in stages:
+            self.git("checkout", "--ours", "--", path)  # bytes and mode as they are
+            self.git("add", "--", path)
+        else:
+            self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
+            Path(root, path).unlink(missing_ok=True)
+        if 3 not in stages:
+            return None if 2 not in stages else {"path": path, "ours_file": None}
+        ours = subprocess.run(["git", "cat-file", "blob", stages[3]], cwd=root,
+                              capture_output=True, check=True).stdout
+        try:
+            return {"path": path, "ours_file": ours.decode("utf-8")}
+        except UnicodeDecodeError:  # an image: its blob stays in git's objects
+            return {"path": path, "ours_file": None, "ours_blob": stages[3]}
+
+    def _record_conflicts(self, conflicts: list[dict]) -> None:
+        """One conflict record per file, committed (and so pushed): our side of what
+        the remote's side replaced, for a person to decide."""
+        now = self.clock().astimezone(dt.UTC)
+        stamp = now.strftime("%Y%m%dT%H%M%SZ")
+        remote_head = self._rev(self.upstream)
+        written = []
+        for n, entry in enumerate(conflicts):
+            record = {"record": self._content_path(entry["path"]),
+                      "recorded_at": now.isoformat(timespec="seconds"),
+                      "remote_commit": remote_head,
+                      "resolution": "the remote's version was kept; ours is below"}
+            if "keys" in entry:
+                record["keys"] = entry["keys"]
+            elif "ours_blob" in entry:
+                record["ours_blob"] = entry["ours_blob"]  # git cat-file blob SHA
+            elif entry["ours_file"] is None:
+                record["ours_deleted"] = True
+            else:
+                record["ours_file"] = entry["ours_file"]
+            name = re.sub(r"[^A-Za-z0-9_-]+", "-", record["record"]).strip("-")
+            # The remote's head tells apart integrations within one second.
+            relpath = f"{CONFLICTS_DIR}/{stamp}-{remote_head[:8]}-{n}-{name}.yaml"
+            self.tree.write_text(relpath, yamlfile.dump(record))
+            written.append(relpath)
+        self.tree.commit(written, f"sync: {len(written)} conflict record(s): the remote's "
+                         "values kept, ours saved for review", AUTHOR)
+
+    def _content_path(self, repo_path: str) -> str:
+        root = self.tree.git_root
+        assert root is not None
+        full = root / repo_path
+        return self.tree.relative(full) if full.is_relative_to(self.tree.root) else repo_path
+
+    def _changed_paths(self, old: str, new: str) -> set[str]:
+        out = self.git("diff", "--name-only", "-z", "--no-renames", old, new).stdout
+        root = self.tree.git_root
+        assert root is not None
+        return {(root / p).relative_to(self.tree.root).as_posix()
+                for p in out.split("\0") if p and (root / p).is_relative_to(self.tree.root)}
+
+    # -- state ---------------------------------------------------------------------
+    def _save_state(self, error: str | None = None, pushed: bool = False,
+                    integrated: bool = False) -> None:
+        state = read_state(self.state_path)
+        now = self.clock().astimezone(dt.UTC).isoformat(timespec="seconds")
+        if self._url is None:
+            self._url = self.git("remote", "get-url", self.remote, check=False).stdout.strip()
+        state.update({"remote": self.remote, "branch": self.branch, "url": self._url})
+        if error is not None:
+            state["last_error"] = error
+            state["last_error_at"] = now if error else state.get("last_error_at", "")
+        if pushed:
+            state["last_exchange_at"] = now
+        if integrated:
+            state["last_integrated_at"] = now
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
+        os.replace(tmp, self.state_path)
+
+
+def read_state(path: Path) -> dict:
+    with contextlib.suppress(OSError, ValueError):
+        state = json.loads(Path(path).read_text())
+        if isinstance(state, dict):
+            return state
+    return {}
+
+
+def conflict_records(content: Path) -> dict[str, dict]:
+    """Conflict records in a content tree: relpath -> its mapping (unreadable: {})."""
+    folder = Path(content) / CONFLICTS_DIR
+    found: dict[str, dict] = {}
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
+        try:
+            found[f"{CONFLICTS_DIR}/{path.name}"] = yamlfile.load(path.read_bytes())
+        except (OSError, yamlfile.YamlError):
+            found[f"{CONFLICTS_DIR}/{path.name}"] = {}
+    return found
+
+
+def conflict_findings(content: Path) -> list[Finding]:
+    """What `check` reports: one warning per conflict record left to decide."""
+    findings = []
+    for relpath, record in conflict_records(content).items():
+        what = ", ".join(record.get("keys") or {}) or (
+            "the whole file (deleted on our side)" if record.get("ours_deleted")
+            else "the whole file")
+        findings.append(Finding(
+            relpath, 0, 0, WARNING, "sync-conflict",
+            f"{record.get('record', '?')}: the remote's {what} replaced ours; our values "
+            "are in this file: apply what should stay, then delete it"))
+    return findings
+
+
+# -- command line ------------------------------------------------------------------
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `sync status` to a `python -m calendar_app` parser."""
+    parser = subparsers.add_parser(
+        "sync", help="the content clone and its remote",
+        description="The server's exchange with the shared repository.")
+    actions = parser.add_subparsers(dest="action", required=True)
+    status = actions.add_parser(
+        "status", help="what is not pushed yet, why, and conflict records",
+        description="List local commits the remote branch lacks, the last sync error "
+                    "and the conflict records left to decide. Exit 1 when any.")
+    status.add_argument("--content", type=Path, default=None,
+                        help="content tree (default: as serve picks it)")
+    status.add_argument("--cache-dir", default=None,
+                        help="cache folder (default: next to the content tree)")
+    status.set_defaults(func=_cmd_status)
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from .wiring import command_tree
+
+    content, cache_dir = command_tree(args.content, args.cache_dir)
+    state = read_state(cache_dir / STATE_FILE)
+    if not state.get("remote"):
+        print(f"{content} has not been served with --remote (no sync state in {cache_dir})")
+        return 0
+    tree = ContentTree(content, cache_dir / "write.lock")
+    sync = RemoteSync(tree, SyncSettings(state["remote"], state["branch"]),
+                      state["remote"], cache_dir)
+    print(f"remote: {state['remote']} ({state.get('url', '')}), branch {state['branch']}")
+    pending = sync.unpushed()
+    if pending:
+        print(f"{len(pending)} commit(s) not pushed yet:")
+        for line in pending:
+            print(f"  {line}")
+    else:
+        print("every commit is pushed (as of the last fetch)")
+    if state.get("last_error"):
+        print(f"last error ({state.get('last_error_at')}): {state['last_error']}")
+    if state.get("last_exchange_at"):
+        print(f"last successful exchange: {state['last_exchange_at']}")
+    conflicts = conflict_records(content)
+    if conflicts:
+        print(f"{len(conflicts)} conflict record(s) to decide:")
+        for finding in conflict_findings(content):
+            print(f"  {finding.path}: {finding.message}")
+    return 1 if pending or conflicts or state.get("last_error") else 0
