@@ -38,7 +38,7 @@ def found(report: dict, path: str) -> list[tuple[int, str, str]]:
 def test_sample_content_has_no_errors(tree: Path, capsys) -> None:
     code, report = run_check(tree, capsys)
     assert code == 0 and report["errors"] == 0
-    assert report["files_checked"] == 94
+    assert report["files_checked"] == 95
     assert {f["code"] for f in report["findings"]} == {"no-venue"}
 
 
