@@ -1,5 +1,5 @@
 """Build the static calendar site: `python build.py [--content DIR] [--out DIR]
-[--templates DIR] [--base-url URL] [--watch] [--strict]`."""
+[--templates DIR] [--base-url URL] [--watch] [--keep-going]`."""
 
 from calendar_app.site.command import exit_now, main
 

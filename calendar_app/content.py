@@ -38,8 +38,11 @@ DEFAULT_SETTINGS: dict = {
     "currency_symbol": "$",
     "currency_position": "prefix",
     "currency_code": "USD",
+    # The schema.org type of every event's performers (docs/content-format.md).
+    "performer_type": "Person",
     "recurrence_horizon_days": 730,  # endless recurrence rules are expanded this far
 }
+PERFORMER_TYPES = ("Person", "PerformingGroup")
 
 
 @dataclass(frozen=True)

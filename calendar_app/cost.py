@@ -21,7 +21,8 @@ from functools import lru_cache
 
 from .slugs import sanitize_title
 
-__all__ = ["cost_details", "cost_values", "currency", "format_cost", "lowest_price"]
+__all__ = ["cost_details", "cost_values", "currency", "foreign_symbol", "format_cost",
+           "price_range"]
 
 # Digits spelled [0-9]: other Unicode digits are not amounts anyone types for a price.
 _NUM = r"[0-9]+(?:,[0-9]{3}(?![0-9]))*(?:\.[0-9]+)?"
@@ -33,6 +34,17 @@ _AMOUNT = re.compile(rf"(?P<pre>{_MARK})?\s?(?P<num>{_NUM})(?:\s?(?P<post>{_MARK
 # Lower-case symbols in real use that are neither ISO codes nor Unicode currency signs.
 _WORD_SYMBOLS = frozenset({"kr", "kr.", "zł", "kč", "ft", "lei", "rs", "rs.", "rp", "lv"})
 _EN_DASH = "\u2013"
+# How English text names a currency next to another one's amounts (Unicode CLDR's "en"
+# symbols, with its US$ for the dollar): only the currencies a calendar is likely to
+# meet; any other code is shown as the code itself ("SEK 25").
+CURRENCY_SYMBOLS = {
+    "USD": "US$", "CAD": "CA$", "AUD": "A$", "NZD": "NZ$", "MXN": "MX$", "HKD": "HK$",
+    "TWD": "NT$", "BRL": "R$", "EUR": "\u20ac", "GBP": "\u00a3", "JPY": "\u00a5",
+    "CNY": "CN\u00a5", "INR": "\u20b9", "KRW": "\u20a9", "ILS": "\u20aa", "VND": "\u20ab",
+    "PHP": "\u20b1", "XAF": "FCFA", "XOF": "F\u202fCFA",
+}
+# The plugin's default currency code, for a calendar that names none.
+DEFAULT_CODE = "USD"
 
 
 @dataclass(frozen=True)
@@ -159,18 +171,36 @@ def _is_free_text(text: str) -> bool:
     return sanitize_title(text) == "free"
 
 
-def format_cost(stored: object, symbol: str, position: str) -> str:
+def foreign_symbol(code: object, calendar_code: object) -> str:
+    """The symbol that names an event's currency (ISO 4217 `code`) on a calendar whose
+    currency is `calendar_code` (``"CA$"`` for CAD on a USD calendar); ``""`` when they
+    are the same or the event names none: then the calendar's own symbol is right."""
+    code = str(code or "").strip().upper()
+    if not code or code == (str(calendar_code or "").strip().upper() or DEFAULT_CODE):
+        return ""
+    return CURRENCY_SYMBOLS.get(code, code + "\u00a0")
+
+
+def format_cost(stored: object, symbol: str, position: str, foreign: str = "") -> str:
     """The plugin's display string: ``"$5 – $15"``, ``"Free – 30$"``, ``"Donation"``.
 
     `symbol`/`position` are the calendar (or event) defaults, used when the input had
     no symbol of its own. The symbol goes after the amount only for ``"postfix"``.
     A textual "Free" next to amounts counts as zero; other text is ignored then.
     Several purely textual values are joined with ", ".
+
+    `foreign` (the site's, never the API's): the event currency's `foreign_symbol`. It
+    replaces the default and a typed symbol it ends with: "$25" of a CAD event on a
+    USD calendar is "CA$25", as is "25" (before the amount whatever the calendar's
+    position); a typed "25 CAD" stays as typed.
     """
     amounts, texts = _parse(stored)
     if not amounts:
         return _esc_html(", ".join(dict.fromkeys(texts)))
     parsed_symbol, parsed_position = currency(stored)
+    if foreign and (not parsed_symbol or foreign.endswith(parsed_symbol)):
+        # Before the amount, as English writes it, unless typed after it ("25$").
+        parsed_symbol, parsed_position = foreign, parsed_position or "prefix"
     symbol = parsed_symbol or symbol
     position = parsed_position or position
     ordered = _sorted_unique(amounts)
@@ -202,16 +232,18 @@ def cost_details(stored: object, currency_code: str = "") -> dict[str, object]:
     }
 
 
-def lowest_price(stored: object) -> str | None:
-    """Price for schema.org offers: ``"0"`` when free, else the lowest amount as written.
-
-    None when there is no cost or it is text other than "Free" (schema.org wants a
-    number, so the caller should leave the price out).
-    """
+def price_range(stored: object) -> tuple[str, str] | None:
+    """``(lowest, highest)`` price for schema.org offers, as plain numbers ("1200", not
+    the "1,200" written); "0" for free. None when there is no cost or it is only text
+    other than "Free" (schema.org wants a number, so the caller leaves offers out)."""
     amounts, texts = _parse(stored)
-    if any(_is_free_text(t) for t in texts):
-        return "0"
-    if not amounts:
+    values = sorted({a.value for a in amounts})
+    if any(_is_free_text(t) for t in texts) and (not values or values[0] != 0):
+        values.insert(0, Decimal(0))
+    if not values:
         return None
-    low = _sorted_unique(amounts)[0]
-    return "0" if low.value == 0 else low.text
+    return _plain(values[0]), _plain(values[-1])
+
+
+def _plain(value: Decimal) -> str:
+    return "0" if value == 0 else format(value, "f")

@@ -74,6 +74,7 @@ _LIST_KEYS = ("default", "description", "type", "items", "format", "enum")
 _TYPE_FIRST = ("type", "format", "description", "items", "default", "enum")
 _DEFAULT_LAST = ("description", "type", "items", "format", "default", "enum")
 _INT_ITEMS: Mapping[str, str] = {"type": "integer"}
+_STRING_ITEMS: Mapping[str, str] = {"type": "string"}
 
 PER_PAGE = RequestDefault("per_page", as_text=True)
 START_DATE = RequestDefault("start_date")
@@ -286,7 +287,7 @@ _WRITE_KEYS_TYPE_FIRST = ("type", "default", "items", "description")
 _ARG_TYPES = {
     "string": "string", "text": "string", "datetime": "string", "status": "string",
     "url": "string", "image": "string", "timezone": "string", "integer": "integer",
-    "number": "number", "boolean": "boolean", "cost": "", "links": "",
+    "number": "number", "boolean": "boolean", "cost": "", "links": "", "names": "array",
     "recurrence": "",  # an RRULE text or the file's block as an object
 }
 
@@ -301,6 +302,8 @@ def _arg_type(f: Field) -> tuple[str, Mapping[str, str] | None]:
         return "", _INT_ITEMS
     if f.type == "links":
         return "", _INT_ITEMS
+    if f.type == "names":
+        return "array", _STRING_ITEMS
     return _ARG_TYPES.get(f.type, "string"), None
 
 
@@ -594,6 +597,8 @@ def _field_property(f: Field) -> dict[str, Any]:
         return _prop("array", desc, items=_ref(_SCHEMA_NAMES[f.link]))
     if f.type == "number":
         return {"type": "number", "format": "double", "description": desc}
+    if f.type == "names":
+        return _prop("array", desc, items=_STRING_ITEMS)
     type_ = _ARG_TYPES.get(f.type) or "string"  # cost reads as a string ("$10")
     return _prop(type_, desc)
 

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from . import dates, recurrence, slugs
 from .resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
 
+# An absolute web address: what `url` fields hold, in files and in request bodies.
+URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
+
 
 @dataclass(slots=True)
 class Record:
@@ -111,6 +114,9 @@ def _coerce(field: Field, value: object) -> object:
         if isinstance(value, (bool, dict | list)):
             raise RecordError(f"{key}: expected text, got {type(value).__name__}", key)
         value = str(value)
+        if kind == "url" and value and not URL.fullmatch(value):
+            # Pages link to it: a javascript: or relative address must not get there.
+            raise RecordError(f"{key}: {value!r} is not an http:// or https:// address", key)
         if kind == "timezone":
             try:
                 dates.zone(value)
@@ -146,6 +152,13 @@ def _coerce(field: Field, value: object) -> object:
         if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in items):
             raise RecordError(f"{key}: expected a list of slugs", key)
         return [str(v) for v in items]
+    if kind == "names":
+        items = value if isinstance(value, list) else [value]
+        names = [str(v).strip() for v in items
+                 if isinstance(v, str | int | float) and not isinstance(v, bool)]
+        if len(names) != len(items) or not all(names):
+            raise RecordError(f"{key}: expected a name or a list of names", key)
+        return names
     if kind == "cost":
         if isinstance(value, (bool, dict)):
             raise RecordError(f"{key}: expected text, a number or a list of them", key)
@@ -196,11 +209,13 @@ def to_file(record: Record) -> dict:
     out: dict = {}
     for field in yaml_fields(record.resource):
         value = record.data.get(field.name)
-        if value is None or value == [] and field.type == "links":
+        if value is None or value == [] and field.type in ("links", "names"):
             continue
         if field.default is not None and value == field.default and field.name not in (
                 "status",):
             continue
+        if field.type == "names" and len(value) == 1:
+            value = value[0]  # one name is written as it is usually typed
         out[field.yaml_key] = value
     return out
 

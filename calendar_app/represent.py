@@ -168,6 +168,10 @@ class Representer:
                           for o in self.linked("organizers", record.get("organizer"))],
             "custom_fields": [],
         }
+        # Fields of ours the plugin lacks: only when set, so other events keep its shape.
+        for name in ("online_url", "performer"):
+            if record.get(name):
+                body[name] = record.data[name]
         if record.data.get("recurrence"):
             body.update(self._recurring(record))
         if single:
@@ -319,44 +323,98 @@ class Representer:
                 "sameAs": record.get("website", "")}
 
     def event_json_ld(self, record: Record, body: dict | None = None) -> dict:
+        """The event as schema.org data for search engines: the members Google's Event
+        rich results require and recommend, none of the plugin's placeholders (empty
+        strings, `"performer": "Organization"`, `"availability": "inStock"`). Pages
+        print it; single reads carry it as `json_ld` (docs/content-format.md)."""
         body = body or self.event(record)
         zone = dates.zone(body["timezone"])
         start, end = record.data["start_date"], record.data["end_date"]
-        summary = body["excerpt"] or markup.render_excerpt(
-            markup.plain_text(body["description"])[:300])
         ld: dict = {"@context": "http://schema.org", "@type": "Event",
-                    "name": markup.plain_text(body["title"]),
-                    "description": html.escape(summary, quote=False) + "\\n"}
+                    "name": markup.plain_text(body["title"])}
+        summary = markup.plain_text(body["excerpt"] or body["description"])
+        if summary:
+            ld["description"] = summary
         if body["image"]:
             ld["image"] = body["image"]["url"]
+        venues = self.linked("venues", record.get("venue"))
+        online = record.get("online_url")
+        mode = "Mixed" if venues and online else "Online" if online else "Offline"
         ld.update({
             "url": self.url(record),
-            "eventAttendanceMode": "https://schema.org/OfflineEventAttendanceMode",
+            "eventAttendanceMode": f"https://schema.org/{mode}EventAttendanceMode",
             "eventStatus": "https://schema.org/EventScheduled",
             "startDate": (start.date().isoformat() if body["all_day"]
                           else dates.offset_iso(start, zone)),
             "endDate": (end.date().isoformat() if body["all_day"]
                         else dates.offset_iso(end, zone)),
         })
-        venues = self.linked("venues", record.get("venue"))
-        if venues:
-            ld["location"] = self.venue_json_ld(venues[0])
+        places = [self._place_ld(venues[0])] if venues else []
+        if online:
+            places.append({"@type": "VirtualLocation", "url": online})
+        if places:
+            ld["location"] = _one_or_list(places)
         organizers = self.linked("organizers", record.get("organizer"))
         if organizers:
-            ld["organizer"] = self.organizer_json_ld(organizers[0])
-        price = cost.lowest_price(record.get("cost"))
-        if price is not None:
-            site_zone = dates.zone(str(self.settings.get("timezone") or "UTC"))
-            ld["offers"] = {"@type": "Offer", "price": price,
-                            "priceCurrency": record.get("currency_code") or self.settings.get(
-                                "currency_code", "USD"),
-                            "url": self.url(record), "category": "primary",
-                            "availability": "inStock",
-                            "validFrom": dates.offset_iso(
-                                self.published(record, site_zone).replace(
-                                    hour=0, minute=0, second=0), site_zone)}
-        ld["performer"] = "Organization"
+            ld["organizer"] = _one_or_list([self._organizer_ld(o) for o in organizers])
+        offer = self._offer_ld(record)
+        if offer:
+            ld["offers"] = offer
+        if record.get("performer"):
+            kind = ("PerformingGroup" if self.settings.get("performer_type") == "PerformingGroup"
+                    else "Person")
+            ld["performer"] = _one_or_list([{"@type": kind, "name": name}
+                                            for name in record.data["performer"]])
         return ld
+
+    def _place_ld(self, venue: Record) -> dict:
+        place = _without_empty(self.venue_json_ld(venue))
+        if venue.status == "publish":  # a reader allowed a draft venue gets no page link
+            place["url"] = self.url(venue)
+        return place
+
+    def _organizer_ld(self, organizer: Record) -> dict:
+        # An organization unless said otherwise (the plugin's "Person" is a guess too), its
+        # e-mail as written (entities mean nothing inside a script element), and a URL
+        # always: its website, else its page here.
+        ld = _without_empty({**self.organizer_json_ld(organizer), "@type": "Organization",
+                             "email": organizer.get("email", "")})
+        if "url" not in ld and organizer.status == "publish":
+            ld["url"] = self.url(organizer)
+        return ld
+
+    def _offer_ld(self, record: Record) -> dict | None:
+        prices = cost.price_range(record.get("cost"))
+        if prices is None:
+            return None
+        low, high = prices
+        offer: dict = ({"@type": "Offer", "price": low} if low == high else
+                       {"@type": "AggregateOffer", "lowPrice": low, "highPrice": high})
+        site_zone = dates.zone(str(self.settings.get("timezone") or "UTC"))
+        offer.update({
+            "priceCurrency": record.get("currency_code") or self.settings.get(
+                "currency_code", "USD"),
+            "url": self.url(record),
+            "availability": "https://schema.org/InStock",
+            "validFrom": dates.offset_iso(self.published(record, site_zone).replace(
+                hour=0, minute=0, second=0), site_zone)})
+        return offer
+
+
+def _one_or_list(items: list[dict]) -> dict | list[dict]:
+    """One value as an object (the plugin's shape), several as a list."""
+    return items[0] if len(items) == 1 else items
+
+
+def _without_empty(value: dict) -> dict:
+    """A copy of a venue's or organizer's JSON-LD without its empty members."""
+    out = {}
+    for key, member in value.items():
+        if isinstance(member, dict):
+            member = _without_empty(member)
+        if member not in ("", {}, None):
+            out[key] = member
+    return out
 
 
 @lru_cache(maxsize=1024)

@@ -19,7 +19,8 @@ class Field:
 
     `name` is the interface's name, `key` the YAML key when it differs. `type` is one
     of: string, text (Markdown/HTML), integer, number, boolean, datetime, status, url,
-    image, timezone, cost, link (slug of a record of `link`), links (list of slugs).
+    image, timezone, cost, link (slug of a record of `link`), links (list of slugs),
+    names (a name or a list of names: a list in records, one name alone in files).
     """
 
     name: str
@@ -112,6 +113,9 @@ EVENTS = Resource(
         Field("currency_position", "string", "prefix or postfix", writable=False),
         Field("currency_code", "string", "the ISO 4217 currency code", writable=False),
         Field("website", "url", "the event website URL"),
+        Field("online_url", "url", "the address where the event is attended online; with a "
+              "venue too, attendance is mixed"),
+        Field("performer", "names", "the name or names of who performs at the event"),
         Field("image", "image", "the event featured image URL or media path"),
         Field("featured", "boolean", "whether the event is featured", default=False),
         Field("sticky", "boolean", "whether the event is sticky in calendar views",

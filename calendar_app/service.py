@@ -17,14 +17,13 @@ from .catalog import EVENT_LINKS, Catalog
 from .clock import Clock
 from .content import GitError, WritesBlocked
 from .errors import ApiError
-from .records import Record, to_file
+from .records import URL, Record, to_file
 from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
 from .users import User, UserStore
 
 log = logging.getLogger(__name__)
 _TRUE = {"true", "1", "yes", "on"}
 Precondition = Callable[[Record], None]
-_URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
 _MEDIA = re.compile(r"media/[A-Za-z0-9._/-]+")
 
 
@@ -356,18 +355,21 @@ class Service:
                 return self._parse_date(name, raw, dates.zone(self.site_zone_name))
             return raw  # event dates are parsed with the event's timezone below
         if kind == "url":
-            if raw and not _URL.fullmatch(raw):
+            if raw and not URL.fullmatch(raw):
                 raise errors.invalid({name: "Invalid parameter."})
-            return raw
+            # The plugin keeps a website sent empty; our own fields are cleared.
+            return raw if raw or name == "website" else None
         if kind == "image":
             if not raw:
                 return None
-            if _URL.fullmatch(raw):
+            if URL.fullmatch(raw):
                 return raw
             path = raw.lstrip("/")
             if _MEDIA.fullmatch(path) and self.catalog.tree.media_file(path):
                 return path
             raise errors.invalid({name: "Invalid parameter."})
+        if kind == "names":
+            return _names_value(name, raw)
         if kind == "cost":
             return _cost_value(raw)
         if kind == "link" and resource.is_term:
@@ -815,6 +817,16 @@ def _kept(name: str, local: dt.datetime) -> dt.datetime:
     if not dates.representable(local):
         raise errors.invalid({name: f"{name} must be within {dates.KEPT_RANGE}."})
     return local
+
+
+def _names_value(name: str, raw: object) -> list[str] | None:
+    """A name or a list of names; empty clears the field."""
+    if raw is None or raw == "" or raw == []:
+        return None
+    items = raw if isinstance(raw, list) else [raw]
+    if not all(isinstance(v, str) and v.strip() for v in items):
+        raise errors.invalid({name: "Invalid parameter."})
+    return [v.strip() for v in items]
 
 
 def _cost_value(raw: object) -> object:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -19,6 +20,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = REPO_ROOT / "content"
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
 BASE = "/wp-json/tribe/events/v1"
+# The id the sample calendar hands out next: one above every id its files hold.
+SAMPLE_NEXT_ID = 1 + max(
+    int(found) for path in SAMPLE.rglob("*.yaml")
+    for found in re.findall(r"^id: (\d+)$", path.read_text(), re.MULTILINE))
 # A hand-written event file the editorial and hardening tests vary.
 CRAFTED_EVENT = """\
 id: 900

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calendar_app.cost import cost_details, cost_values, currency, format_cost, lowest_price
+from calendar_app.cost import (
+    cost_details,
+    cost_values,
+    currency,
+    foreign_symbol,
+    format_cost,
+    price_range,
+)
 
 DASH = "\u2013"
 
@@ -129,15 +136,17 @@ def test_cost_details_key_order_and_code() -> None:
         (None, None),
         ("", None),
         ("Donation", None),
-        ("Free", "0"),
-        (["0$", "20$"], "0"),
-        ("5 - 15", "5"),
-        ("$12.50 - $20", "12.50"),
-        (["Free", "20"], "0"),
+        ("Free", ("0", "0")),
+        (["0$", "20$"], ("0", "20")),
+        ("5 - 15", ("5", "15")),
+        ("$12.50 - $20", ("12.50", "20")),
+        (["Free", "20"], ("0", "20")),
+        ("$1,200 - $950", ("950", "1200")),  # schema.org numbers: no thousands separator
+        ("CA$25", ("25", "25")),
     ],
 )
-def test_lowest_price(stored: object, expected: str | None) -> None:
-    assert lowest_price(stored) == expected
+def test_price_range(stored: object, expected: tuple[str, str] | None) -> None:
+    assert price_range(stored) == expected
 
 
 _COST_TEXT = st.one_of(
@@ -157,5 +166,29 @@ def test_cost_functions_never_fail(stored: object) -> None:
     assert all(isinstance(v, str) and v for v in values)
     assert len(values) == len(set(values))
     assert currency(stored)[1] in ("", "prefix", "postfix")
-    price = lowest_price(stored)
-    assert price is None or price[0].isdigit()
+    prices = price_range(stored)
+    assert prices is None or all(p[0].isdigit() and "," not in p for p in prices)
+
+
+# -- the site's cost in the event's own currency ---------------------------------------
+@pytest.mark.parametrize(("code", "calendar", "symbol"), [
+    ("CAD", "USD", "CA$"), ("cad", "usd", "CA$"), ("USD", "CAD", "US$"), ("EUR", "USD", "\u20ac"),
+    ("USD", "USD", ""), ("USD", "", ""), ("", "USD", ""), ("CAD", None, "CA$"),
+    ("SEK", "USD", "SEK\u00a0"),
+])
+def test_foreign_symbol(code: str, calendar: str | None, symbol: str) -> None:
+    assert foreign_symbol(code, calendar) == symbol
+
+
+@pytest.mark.parametrize(("stored", "shown"), [
+    ("25", "CA$25"),
+    ("$25", "CA$25"),  # the typed "$" is the Canadian one
+    ("25$", "25CA$"),
+    ("5 - 15", f"CA$5 {DASH} CA$15"),
+    ("25 CAD", "25CAD"),  # unambiguous as typed
+    ("\u20ac25", "\u20ac25"),  # another currency typed on purpose
+    ("Free", "Free"),
+])
+def test_format_cost_in_a_foreign_currency(stored: str, shown: str) -> None:
+    assert format_cost(stored, "$", "prefix", "CA$") == shown
+    assert format_cost(stored, "\u20ac", "postfix", "CA$") == shown  # the calendar's side too

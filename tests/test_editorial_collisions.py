@@ -7,9 +7,11 @@ import argparse
 import json
 from pathlib import Path
 
-from conftest import git, make_repo
+from conftest import SAMPLE_NEXT_ID, git, make_repo
 
 from calendar_app.editorial import register
+
+N = SAMPLE_NEXT_ID  # both branches take the ids the sample hands out next
 
 
 def main(argv: list[str]) -> int:
@@ -44,15 +46,15 @@ def two_branches(tmp_path: Path) -> Path:
     content = make_repo(tmp_path)
     repo = content.parent
     git(repo, "checkout", "-q", "-b", "feature-a")
-    add(content, {"events/2027/salsa-party.yaml": event(153, "Salsa Party", "salsa-party",
+    add(content, {"events/2027/salsa-party.yaml": event(N, "Salsa Party", "salsa-party",
                                                         ["salsa"]),
-                  "tags/salsa.yaml": "id: 154\nname: Salsa\nslug: salsa\n"}, "a: salsa party")
+                  "tags/salsa.yaml": f"id: {N + 1}\nname: Salsa\nslug: salsa\n"}, "a: salsa party")
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "--no-ff", "-m", "merge a", "feature-a")
     git(repo, "checkout", "-q", "-b", "feature-b", "HEAD~1")
-    add(content, {"events/2027/latin-night.yaml": event(153, "Latin Night", "latin-night",
+    add(content, {"events/2027/latin-night.yaml": event(N, "Latin Night", "latin-night",
                                                         ["salsa", "free"]),
-                  "tags/dance/salsa.yaml": "id: 154\nname: Salsa dancing\nslug: salsa\n"},
+                  "tags/dance/salsa.yaml": f"id: {N + 1}\nname: Salsa dancing\nslug: salsa\n"},
         "b: latin night")
     return content
 
@@ -72,21 +74,21 @@ def test_collision_after_merge_is_found_and_fixed(tmp_path: Path, capsys) -> Non
 
     assert main(["fix-ids", str(content), "--against", "main"]) == 0
     out = capsys.readouterr().out
-    assert "events/2027/latin-night.yaml: id 153 -> 155" in out
+    assert f"events/2027/latin-night.yaml: id {N} -> {N + 2}" in out
     assert "tags: slug 'salsa' -> 'salsa-2'" in out
 
     code, findings = check_json(content, capsys, "--against", "main")
     assert code == 0, findings
     assert not (content / "tags/dance/salsa.yaml").exists()
     assert (content / "tags/dance/salsa-2.yaml").read_text() == (
-        "id: 156\nname: Salsa dancing\nslug: salsa-2\n")
+        f"id: {N + 3}\nname: Salsa dancing\nslug: salsa-2\n")
     # The base branch's records are untouched; ours changed only where needed.
     assert git(repo, "status", "--porcelain", "--", "content/events/2027/salsa-party.yaml",
                "content/tags/salsa.yaml") == ""
     diff = git(repo, "diff", "-U0", "--", "content/events/2027/latin-night.yaml")
     changed = [line for line in diff.splitlines() if line[:1] in "+-"
                and not line.startswith(("+++", "---"))]
-    assert changed == ["-id: 153", "+id: 155", "-  - salsa", "+  - salsa-2"]
+    assert changed == [f"-id: {N}", f"+id: {N + 2}", "-  - salsa", "+  - salsa-2"]
 
 
 def test_collision_before_merge(tmp_path: Path, capsys) -> None:

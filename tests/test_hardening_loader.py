@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, git, make_repo
+from conftest import BASE, NOW, SAMPLE_NEXT_ID, git, make_repo
 from conftest import CRAFTED_EVENT as EVENT
 
 from calendar_app import create_app, parsing
@@ -238,8 +238,8 @@ def test_an_update_that_grows_a_file_too_large_is_refused(content: Path, client,
 @pytest.mark.parametrize(("text", "expected"), [
     ("id: 500\ntitle: [unclosed\n", 501),  # no YAML at all, the id line still counts
     ("# draft\nid: 500 # mine\ntitle: x\n  bad: indentation\n", 501),
-    (f"id: {2**60}\ntitle: Too big\n", 153),  # never an id: next stays JSON-safe
-    ("title: x\n  nested:\n    id: 900\n", 153),  # not the top-level id
+    (f"id: {2**60}\ntitle: Too big\n", SAMPLE_NEXT_ID),  # never an id: next stays JSON-safe
+    ("title: x\n  nested:\n    id: 900\n", SAMPLE_NEXT_ID),  # not the top-level id
 ])
 def test_next_id_skips_ids_held_by_files_that_do_not_load(content: Path, config: dict,
                                                           admin: dict, text: str,

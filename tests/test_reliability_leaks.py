@@ -12,11 +12,11 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, git
+from conftest import BASE, NOW, SAMPLE_NEXT_ID, git
 
 from calendar_app.site import Options, build
 
-EVENT_ID, VENUE_ID, ORGANIZER_ID, DRAFT_EVENT_ID = 153, 154, 155, 156
+EVENT_ID, VENUE_ID, ORGANIZER_ID, DRAFT_EVENT_ID = range(SAMPLE_NEXT_ID, SAMPLE_NEXT_ID + 4)
 PUBLIC_ORGANIZER_ID = 61  # riverside-jazz-collective, published
 EVENT_SLUG = "cellar-session-february-2027"
 # What the drafts hold that nobody but their editors may see.

@@ -1,4 +1,4 @@
-"""The static site: pages, feeds, snapshots, determinism, incremental builds, --strict."""
+"""The static site: pages, feeds, snapshots, determinism, incremental builds, broken files."""
 
 from __future__ import annotations
 
@@ -90,9 +90,9 @@ def test_month_grid(site: Path) -> None:
     assert page.count("<tr>") == 6  # header row + 5 weeks
     assert "Holiday Messiah Sing-Along" in day_cell(page, "2026-12-13")
     assert "Holiday Messiah Sing-Along" not in day_cell(page, "2026-12-14")
-    # A two-day event spans both of its days.
-    assert "slot-start" in day_cell(page, "2026-12-05")
-    assert "December Makers Market" in day_cell(page, "2026-12-06")
+    # A two-day event is one bar across both of its days (more in test_site_grid.py).
+    assert 'class="lane bar span-2 multi-day"' in day_cell(page, "2026-12-05")
+    assert 'class="lane through"' in day_cell(page, "2026-12-06")
     assert 'href="../../../events/month/2027-01/index.html"' in page
     assert 'href="../../../events/month/2026-11/index.html"' in page
     today = read(site, "events/month/2026-11/index.html")
@@ -116,7 +116,7 @@ def test_day_view(site: Path) -> None:
 def test_event_page(site: Path) -> None:
     page = read(site, "event/holiday-messiah-sing-along-2026/index.html")
     assert "<h1 id=\"event-title\">Holiday Messiah Sing-Along</h1>" in page
-    assert "3:00 pm" in page and "PST" in page and "America/Los_Angeles" in page
+    assert "3:00 pm" in page and "PST" in page and "Times are in Pacific Time." in page
     assert "$10 – $25" in page
     assert 'href="event.ics"' in page and "calendar.google.com/calendar/render" in page
     assert "Magnolia Arts Center" in page and "Inland Chamber Players" in page
@@ -128,7 +128,10 @@ def test_event_page(site: Path) -> None:
     assert ld["startDate"] == "2026-12-13T15:00:00-08:00"
     assert ld["location"]["@type"] == "Place"
     assert ld["location"]["address"]["@type"] == "PostalAddress"
-    assert ld["offers"]["priceCurrency"] == "USD" and ld["offers"]["price"] == "10"
+    assert ld["offers"] == {  # "$10 - $25": a price range
+        "@type": "AggregateOffer", "lowPrice": "10", "highPrice": "25", "priceCurrency": "USD",
+        "url": BASE_URL + "event/holiday-messiah-sing-along-2026/",
+        "availability": "https://schema.org/InStock", "validFrom": ld["offers"]["validFrom"]}
     assert ld["eventStatus"] == "https://schema.org/EventScheduled"
     assert "performer" not in ld
     # The page's permalinks, not the API's (calendar.yaml names another site URL).
@@ -147,7 +150,9 @@ def test_event_map_link_and_all_day(site: Path) -> None:
     walk = read(site, "event/winter-solstice-lantern-walk-2026/index.html")
     assert "google.com/maps/search" in walk
     market = read(site, "event/december-makers-market-2026/index.html")
-    assert "google.com/maps/search" not in market
+    assert "google.com/maps/search" in market  # the flag is unset: on, as the editor's
+    matinee = read(site, "event/family-film-matinee-december-2026/index.html")
+    assert "google.com/maps/search" not in matinee  # its venue says no
     assert "all day" in market and 'datetime="2026-12-05"' in market
     ld = json.loads(re.search(r'ld\+json">(.*?)</script>', market, re.DOTALL).group(1))
     assert ld["startDate"] == "2026-12-05" and ld["offers"]["price"] == "0"
@@ -166,9 +171,9 @@ def test_collection_pages(site: Path) -> None:
 
 
 def test_collection_pages_are_paginated(site: Path) -> None:
-    # 21 upcoming events tagged "free", 10 a page.
+    # 23 upcoming events tagged "free", 10 a page.
     first, last = read(site, "tag/free/index.html"), read(site, "tag/free/page/3/index.html")
-    assert first.count('class="event-item"') == 10 and last.count('class="event-item"') == 1
+    assert first.count('class="event-item"') == 10 and last.count('class="event-item"') == 3
     assert pager(first) == ["[1]", "2", "3", "Next page →"]
     assert pager(last) == ["← Previous page", "1", "2", "[3]"]
     assert "<title>Tag: Free (page 3) · " in last
@@ -177,7 +182,7 @@ def test_collection_pages_are_paginated(site: Path) -> None:
     titles = [re.findall(r'class="event-title"><a [^>]*>([^<]*)<', read(site, page))
               for page in ("tag/free/index.html", "tag/free/page/2/index.html",
                            "tag/free/page/3/index.html")]
-    assert len({t for page in titles for t in page}) == 21  # each event on one page
+    assert len({t for page in titles for t in page}) == 23  # each event on one page
 
 
 def test_machine_files(site: Path) -> None:
@@ -236,9 +241,9 @@ def test_event_feed_values(site: Path) -> None:
     assert event["DTSTART"].dt == dt.date(2026, 12, 5)
     assert event["DTEND"].dt == dt.date(2026, 12, 7)  # exclusive
     upcoming = icalendar.Calendar.from_ical((site / "calendar.ics").read_bytes())
-    # 53 published events, one of them hidden from listings (it keeps its own .ics);
+    # 56 published events, one of them hidden from listings (it keeps its own .ics);
     # the weekly pottery class adds one VEVENT for its retitled date.
-    assert len(upcoming.walk("VEVENT")) == 53
+    assert len(upcoming.walk("VEVENT")) == 56
     assert len([e for e in upcoming.walk("VEVENT") if "RECURRENCE-ID" in e]) == 1
     assert (site / "event/volunteer-usher-orientation-2027/event.ics").exists()
     jazz = icalendar.Calendar.from_ical(
@@ -526,20 +531,169 @@ def run_build(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_bad_record_reported_and_strict_fails(tmp_path: Path) -> None:
+BROKEN = "events/2027/broken.yaml"  # the value on line 4 does not validate
+BROKEN_TEXT = "id: 999\ntitle: Broken\nstart_date: 2027-01-01 10:00\nend_date: yesterday\n"
+
+
+def test_broken_record_stops_the_build_and_writes_nothing(tmp_path: Path) -> None:
     content = copy_sample(tmp_path / "content")
-    (content / "events/2027/broken.yaml").write_text(
-        "id: 999\ntitle: Broken\nstart_date: 2027-01-01 10:00\nend_date: yesterday\n")
-    args = ["--content", str(content), "--out", str(tmp_path / "out"),
-            "--base-url", BASE_URL]
-    lenient = run_build(*args)
-    assert lenient.returncode == 0, lenient.stderr
-    assert "events/2027/broken.yaml:4:" in lenient.stderr
-    assert "written" in lenient.stderr
-    assert not (tmp_path / "out/event/broken").exists()
-    strict = run_build(*args, "--strict")
-    assert strict.returncode == 1
-    assert "events/2027/broken.yaml:4:" in strict.stderr
+    out = tmp_path / "out"
+    args = ["--content", str(content), "--out", str(out), "--base-url", BASE_URL]
+    assert run_build(*args).returncode == 0
+    before = tree_bytes(out) | {Path(".build-manifest"): (out / ".build-manifest").read_bytes()}
+    # An edit that would change pages, and a file that does not validate.
+    event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
+    event.write_text(event.read_text().replace("Holiday Messiah Sing-Along", "Changed"))
+    (content / BROKEN).write_text(BROKEN_TEXT)
+    for extra in ((), ("--strict",)):  # --strict: the old flag, now the default
+        stopped = run_build(*args, *extra)
+        assert stopped.returncode == 1, stopped.stderr
+        assert f"{content / BROKEN}:4: " in stopped.stderr
+        assert "end_date" in stopped.stderr
+        assert "nothing written" in stopped.stderr
+        after = tree_bytes(out) | {
+            Path(".build-manifest"): (out / ".build-manifest").read_bytes()}
+        assert after == before
+    # Into an empty folder: nothing at all.
+    fresh = run_build("--content", str(content), "--out", str(tmp_path / "fresh"))
+    assert fresh.returncode == 1 and not (tmp_path / "fresh").exists()
+
+
+def test_unparsable_yaml_names_its_line(tmp_path: Path) -> None:
+    content = copy_sample(tmp_path / "content")
+    event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
+    lines = event.read_text().splitlines()
+    lines[5] = "modified: [2026-11-17"  # an unclosed flow sequence on line 6
+    event.write_text("\n".join(lines) + "\n")
+    result = run_build("--content", str(content), "--out", str(tmp_path / "out"))
+    assert result.returncode == 1
+    found = re.search(re.escape(str(event)) + r":(\d+): ", result.stderr)
+    assert found and int(found[1]) >= 6, result.stderr
+
+
+def test_keep_going_reports_leaves_out_and_exits_0(tmp_path: Path) -> None:
+    content = copy_sample(tmp_path / "content")
+    (content / BROKEN).write_text(BROKEN_TEXT)
+    out = tmp_path / "out"
+    result = run_build("--content", str(content), "--out", str(out), "--base-url", BASE_URL,
+                       "--keep-going")
+    assert result.returncode == 0, result.stderr
+    assert f"{content / BROKEN}:4: " in result.stderr
+    assert "1 problem(s)" in result.stderr
+    assert (out / "event/holiday-messiah-sing-along-2026/index.html").exists()
+    assert not (out / "event/broken").exists()
+    assert "Broken" not in (out / "events/list/index.html").read_text()
+
+
+MESSIAH = "events/2026/holiday-messiah-sing-along-2026.yaml"
+MESSIAH_OWN = ["event/holiday-messiah-sing-along-2026/index.html",
+               "event/holiday-messiah-sing-along-2026/event.ics",
+               f"{REST}/events/101.json", f"{REST}/events/by-slug/holiday-messiah-sing-along-2026.json"]
+
+
+def test_running_builder_keeps_the_last_good_page_of_a_broken_file(tmp_path: Path) -> None:
+    """--watch: a save that breaks a file leaves that record's outputs as they were
+    (lists drop it); other edits meanwhile keep them; the fix gives a full build's bytes."""
+    content = copy_sample(tmp_path / "content")
+    out = tmp_path / "public"
+    builder = Builder(make_options(content, out, tmp_path, keep_going=True))
+    event = content / MESSIAH
+    good = event.read_text()
+    try:
+        builder.build()
+        kept = {path: (out / path).read_bytes() for path in MESSIAH_OWN}
+        event.write_text(good.replace("status: publish", "status: [publish"))
+        builder.calendar.catalog.refresh([MESSIAH])
+        report = builder.build()
+        assert [p.path for p in report.problems] == [MESSIAH] and not report.stopped
+        assert sorted(report.kept) == sorted(MESSIAH_OWN)
+        assert {path: (out / path).read_bytes() for path in MESSIAH_OWN} == kept
+        assert "Holiday Messiah" not in (out / "events/list/index.html").read_text()
+        # Another record changes meanwhile (a full plan): the broken one's stay.
+        other = content / "events/2027/jazz-night-january-2027.yaml"
+        other.write_text(other.read_text().replace("start_date: 2027-01-07 19:30",
+                                                   "start_date: 2027-01-07 19:00"))
+        builder.calendar.catalog.refresh(["events/2027/jazz-night-january-2027.yaml"])
+        report = builder.build()
+        assert sorted(report.kept) == sorted(MESSIAH_OWN) and not report.removed
+        assert {path: (out / path).read_bytes() for path in MESSIAH_OWN} == kept
+        event.write_text(good.replace("Holiday Messiah Sing-Along", "Messiah Fixed"))
+        builder.calendar.catalog.refresh([MESSIAH])
+        report = builder.build()
+        assert not report.problems and not report.kept
+        fresh = tmp_path / "full"
+        build(make_options(content, fresh, tmp_path / "other"))
+        assert tree_bytes(out) == tree_bytes(fresh)
+        assert "Messiah Fixed" in (out / MESSIAH_OWN[0]).read_text()
+    finally:
+        builder.close()
+
+
+def test_deleting_a_file_still_removes_its_page_while_another_is_broken(
+        tmp_path: Path) -> None:
+    content = copy_sample(tmp_path / "content")
+    out = tmp_path / "public"
+    builder = Builder(make_options(content, out, tmp_path, keep_going=True))
+    try:
+        builder.build()
+        (content / MESSIAH).write_text("title: [\n")
+        gone = "events/2027/jazz-night-january-2027.yaml"
+        (content / gone).unlink()
+        builder.calendar.catalog.refresh([MESSIAH, gone])
+        report = builder.build()
+        assert "event/jazz-night-january-2027/index.html" in report.removed
+        assert not (out / "event/jazz-night-january-2027").exists()
+        assert (out / MESSIAH_OWN[0]).exists()
+    finally:
+        builder.close()
+
+
+def test_watch_cli_prints_the_error_and_keeps_the_page(tmp_path: Path) -> None:
+    """The real `build.py --watch`: a broken save is printed as file:line and the page
+    stays; the fixing save rebuilds it."""
+    import signal
+    import threading
+
+    content = copy_sample(tmp_path / "content")
+    out = tmp_path / "out"
+    page = out / MESSIAH_OWN[0]
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / "build.py"), "--content", str(content), "--out", str(out),
+         "--watch"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    for stream in (process.stdout, process.stderr):
+        threading.Thread(target=lambda stream=stream: lines.extend(stream), daemon=True).start()
+
+    seen = [0]  # lines already matched
+
+    def read_until(text: str) -> None:
+        deadline = time.monotonic() + 60
+        while True:
+            found = [i for i, line in enumerate(lines[seen[0]:], seen[0]) if text in line]
+            if found:
+                seen[0] = found[0] + 1
+                return
+            assert time.monotonic() < deadline and process.poll() is None, lines
+            time.sleep(0.05)
+
+    try:
+        read_until("watching")
+        good = (content / MESSIAH).read_text()
+        before = page.read_bytes()
+        (content / MESSIAH).write_text(good.replace("status: publish", "status: [publish"))
+        read_until(f"{content / MESSIAH}:")
+        read_until(" 4 kept from before")  # its page, .ics and two JSON files
+        assert page.read_bytes() == before
+        (content / MESSIAH).write_text(good.replace("Holiday Messiah Sing-Along", "Fixed"))
+        read_until("0 problem(s)")
+        assert "<h1" in page.read_text() and "Fixed" in page.read_text()
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def test_cli_module_form() -> None:
@@ -549,8 +703,8 @@ def test_cli_module_form() -> None:
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
-    args = parser.parse_args(["build", "--out", "x", "--strict", "--base-url", "https://a/"])
-    assert args.strict and args.out == Path("x") and args.base_url == "https://a/"
+    args = parser.parse_args(["build", "--out", "x", "--keep-going", "--base-url", "https://a/"])
+    assert args.keep_going and args.out == Path("x") and args.base_url == "https://a/"
     assert args.content == SAMPLE and not args.watch
 
 

@@ -9,7 +9,7 @@ import zoneinfo
 from pathlib import Path
 
 from .. import recurrence
-from ..content import DEFAULT_SETTINGS
+from ..content import DEFAULT_SETTINGS, PERFORMER_TYPES
 from ..resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -59,7 +59,9 @@ def field_schema(f: Field) -> dict:
     if kind in ("string", "text"):
         # from_file takes numbers for text too (zip: 92501); check warns when it matters.
         out: dict = {"type": ["string", "number"]}
-    elif kind in ("url", "image"):
+    elif kind == "url":
+        out = {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/$.?#]\\S*$"}
+    elif kind == "image":
         out = {"type": "string"}
     elif kind == "integer":
         out = {"type": "integer", "minimum": 1 if f.name == "id" else 0}
@@ -79,6 +81,9 @@ def field_schema(f: Field) -> dict:
         out = {"type": "string"}
     elif kind == "links":
         out = _slug_list(f.link)
+    elif kind == "names":
+        name = {"type": "string", "minLength": 1}
+        out = {"anyOf": [name, {"type": "array", "items": name}]}
     elif kind == "cost":
         scalar = {"type": ["string", "number"]}
         out = {"anyOf": [scalar, {"type": "array", "items": scalar}]}
@@ -118,6 +123,7 @@ def calendar_schema() -> dict:
     types = {bool: "boolean", int: "integer", str: "string"}
     props = {k: {"type": types[type(v)], "default": v} for k, v in DEFAULT_SETTINGS.items()}
     props["currency_position"] = {"enum": ["prefix", "postfix"], "default": "prefix"}
+    props["performer_type"] = {"enum": list(PERFORMER_TYPES), "default": "Person"}
     props["timezone"] = dict(resource_schema(RESOURCES["events"])["properties"]["timezone"],
                              default="UTC")
     return {"$schema": DRAFT, "$id": "calendar.schema.json", "title": "calendar settings",

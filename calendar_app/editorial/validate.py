@@ -173,8 +173,8 @@ def _check_event(record: Record, site_zone: str, c: _Collector) -> None:
             elif _ambiguous(local, tz):
                 c.add(WARNING, "dst-ambiguous", f"{key} {dates.fmt(local)} happens twice in "
                       f"{name} (clocks go back); the first one is used", key=key)
-    if not data.get("venue") and record.status != "trash":
-        c.add(WARNING, "no-venue", "event has no venue", line=1)
+    if not data.get("venue") and not data.get("online_url") and record.status != "trash":
+        c.add(WARNING, "no-venue", "event has neither a venue nor an online_url", line=1)
 
 
 def _ambiguous(local: dt.datetime, tz: dt.tzinfo) -> bool:

@@ -26,7 +26,7 @@ from .pages import Pages, event_deps
 from .plan import Output, fingerprint, signature
 from .progress import Progress
 from .render import make_environment, templates_digest
-from .snapshots import ListSnapshotError, ListSnapshots, single_outputs
+from .snapshots import ListSnapshotError, ListSnapshots, single_outputs, single_paths
 from .stash import Stash
 
 BUILDER_VERSION = "2"
@@ -44,6 +44,10 @@ class Options:
     cache_dir: Path | None = None
     progress: bool = True
     stream: TextIO | None = None
+    # A record file that fails to parse or validate stops the build before anything is
+    # written, unless this is set: then it is reported and left out (--keep-going; a
+    # running builder, --watch, also keeps the last good outputs of a file it saw work).
+    keep_going: bool = False
 
 
 @dataclass
@@ -55,20 +59,27 @@ class Report:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # outputs outside the output folder
+    kept: list[str] = field(default_factory=list)  # last good outputs of broken files
+    stopped: bool = False  # problems and no keep_going: nothing was written
     seconds: float = 0.0
 
     def summary(self) -> str:
+        if self.stopped:
+            return (f"stopped: {len(self.problems)} problem(s), nothing written "
+                    f"(--keep-going builds the rest)")
+        kept = f", {len(self.kept)} kept from before" if self.kept else ""
         refused = f", {len(self.refused)} refused" if self.refused else ""
         return (f"{len(self.written)} written, {self.skipped + self.unchanged} skipped "
                 f"({self.unchanged} re-rendered unchanged), {len(self.removed)} removed"
-                f"{refused}, {len(self.problems)} problem(s) in {self.seconds:.2f} s")
+                f"{refused}{kept}, {len(self.problems)} problem(s) in {self.seconds:.2f} s")
 
 
 # Fields whose change shows in an event's own outputs and the lists that carry it,
 # but never moves the event (dates, links, slug, status) nor changes which outputs
 # exist: an edit limited to these takes the incremental path below.
 CONTENT_FIELDS = frozenset({"title", "description", "excerpt", "cost", "currency_symbol",
-                            "currency_position", "website", "modified", "show_map_link"})
+                            "currency_position", "website", "modified", "show_map_link",
+                            "online_url", "performer"})
 
 
 @dataclass
@@ -116,6 +127,8 @@ class Builder:
         self._previous: dict[str, list[str]] = {}
         self._on_disk: dict[str, str] = {}  # output -> digest, written or checked this build
         self._vevents_before: dict[int, tuple[str, bytes]] = {}
+        # Broken record file -> the outputs its last good version had (keep_going).
+        self._last_good: dict[str, set[str]] = {}
 
     def base_url(self) -> str:
         url = self.options.base_url or str(self.calendar.catalog.settings.get("url") or "")
@@ -129,7 +142,10 @@ class Builder:
         catalog = self.calendar.catalog
         with catalog.lock:
             report.problems = sorted(catalog.problems.values(), key=lambda p: p.path)
-            self._build(report)
+            if report.problems and not self.options.keep_going:
+                report.stopped = True
+            else:
+                self._build(report)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -151,7 +167,9 @@ class Builder:
         self._on_disk = {}
         outputs = self._fast_plan(catalog, fingerprints, common, now)
         full = outputs is None
+        keep: set[str] = set()
         if outputs is None:
+            keep = self._keep_last_good(catalog)
             self._last = None
             rep = BuildRepresenter(CountingCatalog(catalog),  # type: ignore[arg-type]
                                    base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
@@ -223,6 +241,10 @@ class Builder:
             current[output.path] = [sig, digest]
         progress.close()
         for path in sorted(set(previous) - set(current)) if full else ():
+            if path in keep:  # its record's file is broken: the last good page stays up
+                current[path] = previous[path]
+                report.kept.append(path)
+                continue
             try:
                 writer.remove(self.out, path)
             except paths.OutsideOutput as exc:  # a manifest edited by hand
@@ -238,6 +260,20 @@ class Builder:
             self.renderings.keep_only(_texts(self._last.model))
         # The caches (megabytes) are written by close(), once per session: not after
         # each --watch rebuild.
+
+    def _keep_last_good(self, catalog: Catalog) -> set[str]:
+        """The outputs to keep although no record makes them now: those of record files
+        that worked in an earlier build of this builder and are broken now."""
+        broken = catalog.problems.keys()
+        self._last_good = {p: kept for p, kept in self._last_good.items() if p in broken}
+        last = self._last
+        if broken and last is not None:
+            model = last.model
+            for record in (*(e.record for e in model.events), *model.venues,
+                           *model.organizers, *model.categories, *model.tags):
+                if record.path in broken:
+                    self._last_good[record.path] = _own_outputs(last, record)
+        return set().union(*self._last_good.values())
 
     def _templates(self) -> str:
         """The templates' digest; compiled templates are dropped when it changes (the
@@ -435,6 +471,19 @@ def _balanced(items: list[tuple[Output, str]],
         process[output.path] = chosen = load.index(min(load))
         load[chosen] += len(output.deps)
     return lambda item, _workers: process[item[0].path]
+
+
+def _own_outputs(last: _Last, record: Record) -> set[str]:
+    """The outputs of a record alone, in the last plan: its page (and the list pages
+    after the first), its .ics, its JSON snapshots and its image."""
+    folder = paths.folder(last.model.page_of(record))
+    own = {folder + "index.html", folder + "event.ics", folder + "calendar.ics",
+           *single_paths(record)}
+    own.update(o.path for o in last.outputs if o.path.startswith(folder + "page/"))
+    image = record.get("image")
+    if image and "://" not in str(image):
+        own.add(str(image))
+    return own
 
 
 def _nothing() -> bytes:

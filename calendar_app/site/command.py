@@ -24,8 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: url in calendar.yaml)")
     parser.add_argument("--watch", action="store_true",
                         help="rebuild whenever a content or template file is saved")
-    parser.add_argument("--strict", action="store_true",
-                        help="exit non-zero when any record fails validation (for CI)")
+    parser.add_argument("--keep-going", action="store_true",
+                        help="build even when records fail to parse or validate: report "
+                             "them and leave them out (default: stop, write nothing, "
+                             "exit 1; --watch always goes on)")
+    # The default since --keep-going came: accepted so that existing CI scripts still run.
+    parser.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -39,29 +43,28 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return parser
 
 
-def report_to(report: Report, content: Path, strict: bool) -> int:
+def report_to(report: Report, content: Path) -> int:
     print_problems(report, content)
-    print(report.summary(), file=sys.stderr)
-    if report.refused:  # never a site with a page written elsewhere, strict or not
+    print(report.summary(), file=sys.stderr, flush=True)
+    if report.refused:  # never a site with a page written elsewhere
         for message in report.refused:
             print(f"error: {message}", file=sys.stderr)
         return 1
-    if strict and report.problems:
-        print(f"error: {len(report.problems)} invalid record(s) (--strict)", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if report.stopped else 0
 
 
 def run(args: argparse.Namespace) -> int:
+    # Under --watch a broken save is reported and the last good pages stay up: the
+    # next save that fixes it rebuilds them.
     options = Options(content=args.content, out=args.out, templates=args.templates,
-                      base_url=args.base_url)
+                      base_url=args.base_url, keep_going=args.keep_going or args.watch)
     builder = Builder(options)
     try:
-        status = report_to(builder.build(), args.content, args.strict)
+        status = report_to(builder.build(), args.content)
         if args.watch:
             from .watch import watch
 
-            watch(builder, lambda report: report_to(report, args.content, args.strict))
+            watch(builder, lambda report: report_to(report, args.content))
         return status
     finally:
         builder.close()

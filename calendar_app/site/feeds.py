@@ -43,14 +43,17 @@ def atom(pages: Pages) -> Output:
 
 
 def sitemap(pages: Pages, outputs: list[Output]) -> Output:
-    """Every HTML page but the 404, with the event's last change where there is one."""
+    """Every HTML page a search engine should index, at its canonical address, with the
+    event's last change where there is one. Left out: the 404, events hidden from
+    listings (their pages say `noindex`) and the home page, whose canonical address is
+    the first upcoming page's (Pages._list), listed itself."""
     model = pages.model
     lastmod = {e.path: e.record.get("modified") or e.record.get("date") for e in model.events}
+    hidden = {e.path for e in model.events if e.record.get("hide_from_listings")}
     entries = [(pages.base_url + paths.folder(o.path),
                 lastmod[o.path].date().isoformat() if lastmod.get(o.path) else "")
-               for o in outputs if o.path.endswith(".html") and o.path != paths.NOT_FOUND
-               and o.path != paths.HOME]
-    entries.insert(0, (pages.base_url, ""))
+               for o in outputs if o.path.endswith(".html")
+               and o.path not in (paths.NOT_FOUND, paths.HOME) and o.path not in hidden]
 
     def render() -> bytes:
         return pages.render("sitemap.xml", paths.SITEMAP, entries=entries)

@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from jinja2 import Environment
 from markupsafe import Markup
 
+from .. import markup
 from ..records import Record
 from ..represent import dumps
 from . import paths
-from .grid import WEEKDAYS, add_months, month_grid, months_between
+from .grid import WEEKDAYS, add_months, grid_days, month_agenda, month_grid, months_between
 from .jsonld import page_json_ld
+from .meta import HeadMeta, shorten
 from .model import EventView, SiteModel, address_lines, map_url
 from .plan import Output, ids
 
@@ -80,6 +82,8 @@ class Pages:
         if tpl is None:
             tpl = self._templates[template] = self.env.get_template(template)
         context.setdefault("canonical", self.base_url + paths.folder(path))
+        context.setdefault("meta", HeadMeta(self.site["title"], shorten(self.site["description"]),
+                                            str(context["canonical"])))
         # The site root as seen from this page: the header and footer's links are
         # `root` + a path (a dozen |url filter calls a page, 47,000 pages a build).
         root = context.get("absolute_root") or paths.root_of(path)
@@ -128,17 +132,19 @@ class Pages:
               heading: str, empty: str, section: str):
         canonical = self.base_url + paths.folder(paths.list_page(pagination.base,
                                                                  pagination.number))
+        meta = HeadMeta(heading, shorten(self.site["description"]), canonical)
         return lambda: self.render("list.html", path, events=events, pagination=pagination,
                                    heading=heading, empty=empty, section=section,
-                                   canonical=canonical)
+                                   canonical=canonical, meta=meta)
 
     def months(self) -> Iterator[Output]:
         low, high = self.model.month_range()
         for first in months_between(low, high):
-            last = add_months(first, 1) - dt.timedelta(days=1)
-            shown = sorted({e for d, evs in self.model.by_day.items() if first <= d <= last
+            # The grid's weeks show some days of the months around it too.
+            start, last = grid_days(first)
+            shown = sorted({e for d, evs in self.model.by_day.items() if start <= d <= last
                             for e in evs}, key=lambda e: e.id)
-            today = self.model.today if first <= self.model.today <= last else None
+            today = self.model.today if start <= self.model.today <= last else None
             path = paths.month(first)
             yield Output(path, listing_deps(shown),
                          f"month {first} {low} {high} {today} {[e.id for e in shown]}",
@@ -147,10 +153,11 @@ class Pages:
     def _month(self, path: str, first: dt.date, low: dt.date, high: dt.date):
         def render() -> bytes:
             weeks = month_grid(self.model, first)
-            day_paths = {c.day: paths.day(c.day) for w in weeks for c in w if c.slots}
+            day_paths = {c.day: paths.day(c.day) for w in weeks for c in w if c.count}
             prev_first, next_first = add_months(first, -1), add_months(first, 1)
             return self.render(
                 "month.html", path, month=first, weeks=weeks, weekdays=WEEKDAYS,
+                agenda=month_agenda(self.model, first), site_tz=self.model.site_tz,
                 day_paths=day_paths, section="month",
                 prev_month=Nav(prev_first, paths.month(prev_first)) if first > low else None,
                 next_month=Nav(next_first, paths.month(next_first)) if first < high else None)
@@ -175,7 +182,11 @@ class Pages:
 
     def event_page(self, e: EventView) -> Output:
         image = e.record.get("image")
-        return Output(e.path, event_deps(self.model, e), f"event {media_stamp(self.model, image)}",
+        # The previous/next links show the neighbours' titles and dates: an edit of
+        # one of them signs (and --watch re-renders) this page too.
+        neighbours = [n.id for n in self.model.neighbours(e) if n is not None]
+        return Output(e.path, (*event_deps(self.model, e), *neighbours),
+                      f"event {media_stamp(self.model, image)} {neighbours}",
                       lambda: self._event(e))
 
     def _event(self, e: EventView) -> bytes:
@@ -183,13 +194,18 @@ class Pages:
         body = e.body()
         image = body["image"] or None
         venue = e.venue
-        show_link = bool(venue is not None and e.record.get("show_map_link")
+        # On unless the event or venue says no: the plugin's editor ticks it for a new
+        # event (only its REST interface stores "no" when a client leaves it out).
+        show_link = bool(venue is not None and e.record.get("show_map_link", True)
                          and venue.get("show_map_link", True))
+        before, after = model.neighbours(e)
         # `<` escaped as well: no "</script>" or "<!--" can end the JSON-LD early.
         json_ld = dumps(page_json_ld(model.rep, e.record, body)).replace("<", "\\u003c")
         return self.render(
             "event.html", e.path, e=e, json_ld=Markup(json_ld),
-            description=Markup.escape(e.title_text),
+            meta=HeadMeta(e.title_text, shorten(e.summary_text), self.base_url + paths.folder(
+                e.path), image["url"] if image else "",
+                noindex=bool(e.record.get("hide_from_listings"))),
             image=local_or_remote(image["url"], model) if image else None,
             image_size=(image["width"], image["height"]) if image and "width" in image
             else None,
@@ -198,7 +214,10 @@ class Pages:
             venue_address=address_lines(venue) if venue else [],
             map_url=map_url(venue) if venue is not None and show_link else None,
             term_paths={t.id: model.page_of(t) for t in (*e.categories, *e.tags)},
-            organizer_paths={o.id: model.page_of(o) for o in e.organizers})
+            organizer_paths={o.id: model.page_of(o) for o in e.organizers},
+            breadcrumbs=[{"name": c.name, "path": model.page_of(c)}
+                         for c in model.breadcrumb_categories(e)],
+            all_events=paths.page(paths.UPCOMING), prev_event=before, next_event=after)
 
     def collection_pages(self, record: Record) -> Iterator[Output]:
         """A record's page, its upcoming events paginated like the lists."""
@@ -237,6 +256,10 @@ class Pages:
                 context["image"] = local_or_remote(body["image"]["url"], model)
         else:
             context["description"] = record.get("description", "")
+        context["meta"] = HeadMeta(
+            context["heading"], shorten(markup.plain_text(str(context["description"]))
+                                        or self.site["description"]),
+            context["canonical"], body["image"]["url"] if body and body.get("image") else "")
         if record.collection == "venues":
             context["address"] = address_lines(record)
             if record.get("show_map_link", True):
