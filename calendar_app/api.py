@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 from flask import Blueprint, Flask, Response, current_app, g, request, send_file
 from werkzeug.exceptions import HTTPException, NotFound
 
-from . import discovery, errors, guard, lists
+from . import discovery, errors, guard, lists, occurrences
 from .errors import ApiError
 from .records import Record
 from .represent import Representer, dumps
@@ -257,12 +257,27 @@ def lookup(resource: Resource, record_id: int | None = None, slug: str | None = 
         return record
     assert record_id is not None
     record = catalog.get(record_id)
+    if record is None and resource.name == "events":
+        record = _occurrence(record_id)
     if record is None:
         raise _not_found(resource, record_id)
     if record.collection != resource.name:
         if resource.name == "events":
             raise ApiError(400, "rest-invalid-event-id", "The specified ID is not a valid event.")
         raise errors.invalid({"id": "Invalid parameter."})
+    return record
+
+
+def _occurrence(record_id: int) -> Record | None:
+    """One occurrence of a recurring event, read on its own. It is written through
+    its series: a change of one date goes in the series' `recurrence.changes`."""
+    cal = calendar()
+    record = occurrences.of(cal.catalog.view(), cal.service.site_now().date()).get(record_id)
+    if record is not None and request.method not in ("GET", "HEAD"):
+        series = record.data["series_id"]
+        raise errors.invalid({"id": f"Event {record_id} is one occurrence of event {series}: "
+                                    f"write to event {series} (recurrence.changes for one "
+                                    f"date)."})
     return record
 
 

@@ -288,6 +288,7 @@ _ARG_TYPES = {
     "string": "string", "text": "string", "datetime": "string", "status": "string",
     "url": "string", "image": "string", "timezone": "string", "integer": "integer",
     "number": "number", "boolean": "boolean", "cost": "", "links": "", "names": "array",
+    "recurrence": "",  # an RRULE text or the file's block as an object
 }
 
 
@@ -576,7 +577,10 @@ _SCHEMA_ORDER: dict[str, tuple[str, ...]] = {
 }
 
 # Stored fields the representation folds into another member (cost_details).
-_NOT_REPRESENTED = {"events": ("currency_symbol", "currency_position", "currency_code")}
+# `recurrence` is shown on recurring events only, as with the plugin's Pro add-on: the
+# plugin's own Event schema stays as it is.
+_NOT_REPRESENTED = {"events": ("currency_symbol", "currency_position", "currency_code",
+                               "recurrence")}
 
 _SCHEMA_NAMES = {"events": "Event", "venues": "Venue", "organizers": "Organizer",
                  "categories": "Term", "tags": "Term"}

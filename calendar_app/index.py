@@ -46,7 +46,7 @@ from whoosh.analysis import LowercaseFilter, RegexTokenizer
 from whoosh.codec.whoosh3 import W3Codec, W3PerDocReader
 from whoosh.fields import COLUMN, ID, FieldType, Schema
 
-from . import textsearch
+from . import occurrences, textsearch
 from .catalog import Catalog, CatalogVersion, paused_gc
 from .records import Record
 from .resources import RESOURCES, STATUSES
@@ -193,18 +193,29 @@ STATUS_CODES = {name: i for i, name in enumerate(STATUSES)}
 class EventTable:
     """Every event as numpy columns, sorted by (local start, publication date, id)."""
 
-    def __init__(self, catalog: CatalogVersion) -> None:
+    def __init__(self, catalog: CatalogVersion, today: dt.date | None = None) -> None:
         self.version = catalog.version
         events = catalog.all("events")
-        n = len(events)
         # One tuple per event, then a column per field (zip in C, numpy conversions):
         # sorting Python row tuples took ~0.7 s at 100k events.
         rows = [(d["start_date"], d.get("date") or d.get("modified") or _EPOCH, d["id"],
                  d["end_date"], STATUS_CODES.get(d.get("status", "publish"), 0),
                  bool(d.get("hide_from_listings")), bool(d.get("featured")),
-                 int(d.get("author") or 0), d.get("venue") or "")
-                for d in (r.data for r in events)]
-        cols = list(zip(*rows)) if rows else [()] * 9
+                 int(d.get("author") or 0), d.get("venue") or "", d["id"])
+                for d in (r.data for r in events) if "recurrence" not in d]
+        # A recurring event is listed as its occurrences (docs/recurring-events.md): a
+        # row each, with the occurrence's id and dates; `series` keeps the event's id
+        # for the filters that name records (terms, venues, search, include). Built here,
+        # not through `occurrences.of`: this runs inside the version's `derive` lock.
+        for item in occurrences.Occurrences(catalog, today).listed() if today else ():
+            d, occ = item.series.data, item.occurrence
+            rows.append((occ.start, d.get("date") or d.get("modified") or _EPOCH, item.id,
+                         occ.end, STATUS_CODES.get(d.get("status", "publish"), 0),
+                         bool(d.get("hide_from_listings")), bool(d.get("featured")),
+                         int(d.get("author") or 0),
+                         occ.overrides.get("venue") or d.get("venue") or "", d["id"]))
+        n = len(rows)
+        cols = list(zip(*rows)) if rows else [()] * 10
         start = _column_seconds(cols[0])
         pubdate = _column_seconds(cols[1])
         ids = np.fromiter(cols[2], np.int64, n)
@@ -212,6 +223,11 @@ class EventTable:
         self.start = start[order]
         self.pubdate = pubdate[order]
         self.ids = ids[order]
+        self.series = np.fromiter(cols[9], np.int64, n)[order]
+        self.recurring = bool(n) and not np.array_equal(self.series, self.ids)
+        # Rows by series id, for the filters naming records (one record, many rows).
+        self._by_series = np.argsort(self.series, kind="stable")
+        self._series_sorted = self.series[self._by_series]
         self.end = _column_seconds(cols[3])[order]
         self.status = np.fromiter(cols[4], np.int8, n)[order]
         self.hidden = np.fromiter(cols[5], np.bool_, n)[order]
@@ -257,9 +273,28 @@ class EventTable:
         return self._id_pos[at[hit]]
 
     def mask_of(self, ids: Iterable[int]) -> np.ndarray:
+        """Rows of these record ids: all occurrences of a recurring event, and the
+        occurrences named by their own id."""
         mask = np.zeros(len(self.ids), np.bool_)
-        mask[self.positions(ids)] = True
+        if not self.recurring:
+            mask[self.positions(ids)] = True
+            return mask
+        wanted = ids if isinstance(ids, np.ndarray) else np.fromiter(ids, np.int64)
+        lo = np.searchsorted(self._series_sorted, wanted, "left")
+        hi = np.searchsorted(self._series_sorted, wanted, "right")
+        counts = hi - lo
+        total = int(counts.sum())
+        if total:
+            # The concatenated ranges lo[i]..hi[i], without a Python loop.
+            starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
+            mask[self._by_series[np.arange(total) + starts]] = True
+        mask[self.positions(wanted)] = True
         return mask
+
+    def rows_of_series(self, series_id: int) -> np.ndarray:
+        lo = np.searchsorted(self._series_sorted, series_id, "left")
+        hi = np.searchsorted(self._series_sorted, series_id, "right")
+        return self._by_series[lo:hi]
 
     def first_starting_at(self, seconds: int) -> int:
         return bisect.bisect_left(self.start_list, seconds)
@@ -579,9 +614,11 @@ class CalendarIndex:
 
     # -- queries -------------------------------------------------------------------
     @staticmethod
-    def table(view: CatalogVersion) -> EventTable:
-        """The event columns of a catalog version, made once per version."""
-        return view.derive("event-table", lambda: EventTable(view))  # type: ignore[return-value]
+    def table(view: CatalogVersion, today: dt.date | None = None) -> EventTable:
+        """The event columns of a catalog version, made once per version (and day, for
+        the horizon of recurring events; without `today` they are left out)."""
+        return view.derive(("event-table", today),  # type: ignore[return-value]
+                           lambda: EventTable(view, today))
 
     def search(self, view: CatalogVersion, collection: str, text: str,
                fields: tuple[str, ...]) -> np.ndarray:

@@ -47,7 +47,7 @@ from urllib.parse import quote_plus
 
 import numpy as np
 
-from . import dates, discovery, errors
+from . import dates, discovery, errors, occurrences
 from .catalog import CatalogVersion
 from .errors import ApiError
 from .index import EVENT_SEARCH_FIELDS, seconds
@@ -395,7 +395,7 @@ def _readable(q: Query, record: Record) -> bool:
 def _select_events(q: Query) -> list[int]:
     """Ids of the matching events, in list order."""
     cal, view = q.ctx.calendar, q.ctx.view
-    table = cal.index.table(view)
+    table = cal.index.table(view, cal.service.site_now().date())
     v = q.values
     n = len(table)
     lo, hi = 0, n
@@ -441,7 +441,10 @@ def _select_events(q: Query) -> list[int]:
             mask &= _within(lat, lng, v["geoloc_lat"], v["geoloc_lng"],
                             v.get("geoloc_radius", GEOLOC_RADIUS_KM))
     if "post_parent" in v:
-        mask &= False  # no recurrence children without Events Calendar Pro
+        # The occurrences of a recurring event (Pro's recurrence children); a single
+        # event has none.
+        parent = v["post_parent"].id
+        mask &= (table.series[part] == parent) & (table.ids[part] != parent)
     linked: list[tuple[str, list[Record]]] = [
         (c, v[p]) for p, c in (("categories", "categories"), ("tags", "tags"),
                                ("venue", "venues"), ("organizer", "organizers")) if p in v]
@@ -706,7 +709,9 @@ def _represent(q: Query, chunk: list[int]) -> list[dict]:
         key = (head, rid)
         item = items.get(key)
         if item is None:
-            item = rep.represent(view.records[rid])
+            record = view.records.get(rid) or occurrences.of(
+                view, ctx.calendar.service.site_now().date()).get(rid)
+            item = rep.represent(record)
             if len(items) > MAX_ITEMS:
                 items.clear()
             items[key] = item

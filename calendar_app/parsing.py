@@ -28,7 +28,8 @@ def parse_data(data: bytes, relpath: str, collection: str) -> Outcome:
     except yamlfile.YamlError as exc:
         return ("problem", exc.line, exc.message)
     except RecordError as exc:
-        return ("problem", line_of(data.decode("utf-8", "replace"), exc.key), exc.message)
+        text = data.decode("utf-8", "replace")
+        return ("problem", line_of(text, exc.key, exc.at), exc.message)
 
 
 def parse_many(tree: ContentTree, files: list[tuple[str, str]]) -> dict[str, Outcome]:

@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from . import dates, slugs
+from . import dates, recurrence, slugs
 from .resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
 
 # An absolute web address: what `url` fields hold, in files and in request bodies.
@@ -62,18 +62,29 @@ def valid_id(value: object) -> bool:
 class RecordError(ValueError):
     """A file whose content does not make a valid record."""
 
-    def __init__(self, message: str, key: str = "") -> None:
+    def __init__(self, message: str, key: str = "", at: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.key = key
+        self.at = at  # text inside the key's block the message is about
 
 
-def line_of(text: str, key: str) -> int:
-    """1-based line of a top-level key in a file's text (0 when not found)."""
+def line_of(text: str, key: str, at: str = "") -> int:
+    """1-based line of a top-level key in a file's text (0 when not found), or of the
+    first line of its block holding `at`."""
     if not key:
         return 0
     match = re.search(rf"^{re.escape(key)}\s*:", text, re.MULTILINE)
-    return text.count("\n", 0, match.start()) + 1 if match else 0
+    if not match:
+        return 0
+    line = text.count("\n", 0, match.start()) + 1
+    if at:
+        for number, body in enumerate(text[match.start():].split("\n"), start=line):
+            if number > line and body[:1] not in (" ", "\t", "-", ""):
+                break  # the next top-level key
+            if at in body:
+                return number
+    return line
 
 
 # Hand-written dates may leave out the seconds or the whole time.
@@ -154,6 +165,11 @@ def _coerce(field: Field, value: object) -> object:
         if isinstance(value, list):
             return [str(v) for v in value]
         return str(value)
+    if kind == "recurrence":
+        try:
+            return recurrence.normalize(value)
+        except recurrence.RecurrenceError as exc:
+            raise RecordError(exc.message, key, exc.at) from None
     raise AssertionError(f"unknown field type {kind}")
 
 
@@ -180,6 +196,11 @@ def from_file(collection: str, raw: dict, path: str) -> Record:
                               resource.field(name).yaml_key)
     if collection == "events" and data["end_date"] < data["start_date"]:
         raise RecordError("end_date is before start_date", "end_date")
+    if "recurrence" in data:
+        try:
+            recurrence.validate(data["recurrence"], data["start_date"])
+        except recurrence.RecurrenceError as exc:
+            raise RecordError(exc.message, "recurrence", exc.at) from None
     return Record(collection, data, path)
 
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from . import cost, dates, firstseen, markup
+from . import cost, dates, firstseen, markup, recurrence
 from .catalog import Catalog
 from .records import Record, stateprovince
 from .service import readable_by_anyone
@@ -64,6 +64,9 @@ class Representer:
             return self._term_url(record)
         if record.status in _HIDDEN:
             return f"{self.site_url}?post_type={_POST_TYPES[record.collection]}&p={record.id}"
+        if record.data.get("original_start") is not None:  # an occurrence: Pro's form
+            day = record.data["start_date"].date().isoformat()
+            return f"{self.site_url}{_PUBLIC_PATHS[record.collection]}/{record.slug}/{day}/"
         return f"{self.site_url}{_PUBLIC_PATHS[record.collection]}/{record.slug}/"
 
     def rest_url(self, record: Record) -> str:
@@ -169,9 +172,23 @@ class Representer:
         for name in ("online_url", "performer"):
             if record.get(name):
                 body[name] = record.data[name]
+        if record.data.get("recurrence"):
+            body.update(self._recurring(record))
         if single:
             body["json_ld"] = self.event_json_ld(record, body)
         return body
+
+    def _recurring(self, record: Record) -> dict:
+        """Members of a recurring event and its occurrences (docs/recurring-events.md);
+        single events have none of them, so their bodies stay as the plugin's."""
+        data = record.data
+        out: dict = {"is_recurring": True,
+                     "recurrence": recurrence.as_json(data["recurrence"]),
+                     "series_id": int(data.get("series_id") or record.id)}
+        original = data.get("original_start")
+        if original is not None:
+            out["original_start_date"] = dates.fmt(original)
+        return out
 
     # -- venues and organizers ---------------------------------------------------
     def _linked_post(self, record: Record, fields: tuple[str, ...]) -> dict:

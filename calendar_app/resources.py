@@ -86,6 +86,13 @@ def _text(noun: str) -> tuple[Field, ...]:
     return (Field("excerpt", "text", f"the {noun} excerpt"),
             Field("description", "text", f"the {noun} description"))
 
+# Recurring events (docs/recurring-events.md): one block holding the rules, extra and
+# excluded dates and per-occurrence changes; calendar_app/recurrence.py reads it.
+_RECURRENCE_FIELDS = (
+    Field("recurrence", "recurrence", "the event recurrence: RFC 5545 rules or a readable "
+          "rule, extra and excluded dates, changes per occurrence"),
+)
+
 EVENTS = Resource(
     name="events",
     singular="event",
@@ -118,7 +125,8 @@ EVENTS = Resource(
         Field("show_map", "boolean", "whether the event shows a map", default=False),
         Field("show_map_link", "boolean", "whether the event shows a map link", default=False),
     )
-    + _text("event"),
+    + _text("event")
+    + _RECURRENCE_FIELDS,
 )
 
 VENUES = Resource(

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import dates, errors, slugs, yamlfile
+from . import dates, errors, recurrence, slugs, yamlfile
 from .catalog import EVENT_LINKS, Catalog
 from .clock import Clock
 from .content import GitError, WritesBlocked
@@ -377,6 +377,8 @@ class Service:
             return self._term_parent(raw, record)
         if kind in ("link", "links"):
             return self._link_plan(f, raw)
+        if kind == "recurrence":
+            return _recurrence_value(raw)
         raise AssertionError(kind)
 
     def _parse_date(self, name: str, raw: object, zone: dt.tzinfo) -> dt.datetime:
@@ -408,6 +410,12 @@ class Service:
             values["start_date"], values["end_date"] = start, end
         if start and end and end < start:
             raise errors.invalid({"end_date": "The end date must not be before the start date."})
+        block = values.get("recurrence", record.get("recurrence") if record else None)
+        if block and start and ("recurrence" in values or "start_date" in values):
+            try:
+                recurrence.validate(block, start)
+            except recurrence.RecurrenceError as exc:
+                raise errors.invalid({"recurrence": exc.message}) from None
 
     def _clean_slug(self, resource: Resource, value: str, record: Record | None) -> str:
         clean = slugs.sanitize_title(value)
@@ -844,3 +852,16 @@ def _number_text(value: str | float) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def _recurrence_value(raw: object) -> dict | None:
+    """A `recurrence` body value: RRULE text or the file's block as an object (dates as
+    text); null or "" makes the event a single one again."""
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, str | dict):
+        raise errors.wrong_type("recurrence", "object")
+    try:
+        return recurrence.normalize(raw)
+    except recurrence.RecurrenceError as exc:
+        raise errors.invalid({"recurrence": exc.message}) from None

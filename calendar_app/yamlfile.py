@@ -280,6 +280,8 @@ def _rt_value(value: object, replaced: object = None) -> object:
         seq = CommentedSeq([_rt_value(v) for v in value])
         seq.fa.set_block_style()
         return seq
+    if isinstance(value, dict):  # a nested block (recurrence): its texts quoted alike
+        return CommentedMap((_rt_value(k), _rt_value(v)) for k, v in value.items())
     return value
 
 

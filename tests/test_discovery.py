@@ -31,7 +31,7 @@ DEFAULTS = {"per_page": 10, "start_date": "2026-11-20 23:59:00",
 
 # Writable fields of ours that the plugin does not accept (documented on top of its list).
 OUR_EXTRA_ARGS = {
-    "events": {"online_url", "performer"},
+    "events": {"online_url", "performer", "recurrence"},  # recurrence: docs/recurring-events.md
     "venues": {"slug", "excerpt", "geo_lat", "geo_lng"},
     "organizers": {"slug", "excerpt"},
 }

@@ -69,6 +69,8 @@ def as_editor_sees(value: object) -> object:
         return value.isoformat()
     if isinstance(value, list):
         return [as_editor_sees(v) for v in value]
+    if isinstance(value, dict):  # nested blocks (recurrence)
+        return {k: as_editor_sees(v) for k, v in value.items()}
     return value
 
 

@@ -151,6 +151,6 @@ def test_parsing_over_two_processes_gives_the_same_catalog(tmp_path, monkeypatch
     assert forks == [1]
     assert {i: r.data for i, r in split.records.items()} == {
         i: r.data for i, r in alone.records.items()}
-    assert len(split.records) == 98
+    assert len(split.records) == 99
     assert split.problems == alone.problems
     assert split.problems["events/2026/broken.yaml"].line == 3  # where YAML noticed

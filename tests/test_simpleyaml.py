@@ -26,6 +26,9 @@ def test_every_sample_record_takes_the_quick_path() -> None:
     for path in files:
         text = path.read_text(encoding="utf-8")
         fast = simpleyaml.load(text)
+        if "\nrecurrence:\n" in text:  # a nested block: the full parser reads it
+            assert fast is None, path
+            continue
         assert fast is not None, path
         same(fast, text)
 

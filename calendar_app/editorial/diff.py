@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import clock, recurrence, yamlfile
 from ..records import Record
 from . import snapshot
 from .check import ParseCache, TreeResult, check_tree
@@ -47,7 +48,9 @@ def when(record: Record, site_zone: str) -> str:
     return f"{day} {start:%H:%M} – {end:%Y-%m-%d} ({end:%a}) {end:%H:%M} {zone}"
 
 
-def summarize(content_dir: Path, base: str, head: str | None) -> Summary:
+def summarize(content_dir: Path, base: str, head: str | None,
+              today: dt.date | None = None) -> Summary:
+    """`today` (default: the clock's) sets the horizon recurring events are counted to."""
     cache = ParseCache()
     old = check_tree(snapshot.from_git(content_dir, base), cache)
     new = check_tree(snapshot.load(content_dir, head), cache)
@@ -55,6 +58,8 @@ def summarize(content_dir: Path, base: str, head: str | None) -> Summary:
     old_by_id = {r.id: r for r in old.records}
     new_by_id = {r.id: r for r in new.records}
     summary.events = _events(old_by_id, new_by_id, old, new)
+    until = recurrence.horizon(_settings(new), today or clock.system_now().date())
+    summary.events["repetition"] = _repetition(old_by_id, new_by_id, new, until)
     for collection in _TERMS:
         summary.others[collection] = _others(collection, old_by_id, new_by_id, old, new)
     before = {(f.path, f.code, f.message) for f in old.findings}
@@ -114,6 +119,31 @@ def _events(old_ids: dict[int, Record], new_ids: dict[int, Record], old: TreeRes
     return out
 
 
+def _settings(tree: TreeResult) -> dict:
+    try:
+        return yamlfile.load(tree.snapshot.settings) if tree.snapshot.settings else {}
+    except yamlfile.YamlError:
+        return {}
+
+
+def _repetition(old_ids: dict[int, Record], new_ids: dict[int, Record], new: TreeResult,
+                until: dt.datetime) -> list[dict]:
+    """Events whose repetition changed, with the change in words."""
+    out = []
+    for record_id, r in new_ids.items():
+        was = old_ids.get(record_id)
+        if r.collection != "events" or was is None or was.collection != "events":
+            continue
+        notes = recurrence.differences(
+            (was.data.get("recurrence"), was.data["start_date"], was.data["end_date"]),
+            (r.data.get("recurrence"), r.data["start_date"], r.data["end_date"]), until)
+        if notes:
+            out.append({"id": r.id, "title": r.name, "path": r.path,
+                        "when": when(r, new.site_zone), "notes": notes})
+    out.sort(key=lambda i: (i["when"], i["title"]))
+    return out
+
+
 def _linking(tree: TreeResult, collection: str, slug: str) -> int:
     """How many events (or child categories) point at a record."""
     count = 0
@@ -170,6 +200,7 @@ _EVENT_HEADINGS = {
     "added": "Added", "removed": "Removed", "rescheduled": "Rescheduled",
     "moved": "Moved to another venue", "published": "Published",
     "unpublished": "Unpublished", "cancelled": "Cancelled (trashed)", "changed": "Changed",
+    "repetition": "Repetition changed",
 }
 
 
@@ -191,6 +222,8 @@ def _events_md(events: dict[str, list[dict]]) -> list[str]:
             elif key == "changed":
                 renamed = f" (was “{_md(i['was_title'])}”)" if i.get("was_title") else ""
                 lines.append(f"- {title}{renamed}: {', '.join(i['fields'])}")
+            elif key == "repetition":
+                lines.append(f"- {title}: {'; '.join(i['notes'])}")
             elif key in ("published", "unpublished", "cancelled"):
                 status = i.get("was") or i.get("now")
                 lines.append(f"- {title}, {i['when']}{at} ({status})")

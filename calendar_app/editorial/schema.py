@@ -8,6 +8,7 @@ import json
 import zoneinfo
 from pathlib import Path
 
+from .. import recurrence
 from ..content import DEFAULT_SETTINGS, PERFORMER_TYPES
 from ..resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
 
@@ -23,6 +24,34 @@ def _slug_list(target: str) -> dict:
         {"type": "array", "items": {"type": "string", "description": f"{single} slug"}},
         {"type": "string", "description": f"a single {single} slug"},
     ]}
+
+
+def _recurrence_schema() -> dict:
+    """The `recurrence:` block (calendar_app/recurrence.py)."""
+    when = {"type": "string", "pattern": DATE_PATTERN}
+    whens = {"anyOf": [when, {"type": "array", "items": when}]}
+    rule = {"type": "string", "pattern": r"^(RRULE:)?FREQ=", "examples": [
+        "FREQ=WEEKLY;BYDAY=TU;COUNT=10"]}
+    day = {"anyOf": [{"type": "string", "examples": ["tuesday", "second tuesday",
+                                                      "last friday"]},
+                     {"type": "integer", "minimum": -31, "maximum": 31}]}
+    change = {"type": "object", "additionalProperties": False, "minProperties": 1,
+              "properties": {name: ({"type": "boolean"} if name == "cancelled" else when
+                                    if name in ("start_date", "end_date") else
+                                    {"type": ["string", "number"]})
+                             for name in recurrence.CHANGE_KEYS}}
+    block = {"type": "object", "additionalProperties": False, "properties": {
+        "rrule": {"anyOf": [rule, {"type": "array", "items": rule, "minItems": 1}],
+                  "description": "RFC 5545 RRULE text, one or a list"},
+        "every": {"type": "string", "pattern": r"^(\d+ +)?(day|week|month|year)s?$",
+                  "examples": ["week", "2 weeks", "month"]},
+        "on": {"anyOf": [day, {"type": "array", "items": day}]},
+        "until": when, "count": {"type": "integer", "minimum": 1},
+        "rdate": whens, "exdate": whens,
+        "changes": {"type": "object", "description": "original start -> changed fields",
+                    "additionalProperties": change},
+    }}
+    return {"anyOf": [block, rule]}
 
 
 def field_schema(f: Field) -> dict:
@@ -58,6 +87,8 @@ def field_schema(f: Field) -> dict:
     elif kind == "cost":
         scalar = {"type": ["string", "number"]}
         out = {"anyOf": [scalar, {"type": "array", "items": scalar}]}
+    elif kind == "recurrence":
+        out = _recurrence_schema()
     else:
         raise AssertionError(f"no schema for field type {kind}")
     description = f.description[:1].upper() + f.description[1:]

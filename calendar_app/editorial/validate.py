@@ -116,9 +116,9 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
             # The app's own per-field coercion, so check and the interface agree.
             values[field_.name] = records._coerce(field_, value)
         except RecordError as err:
-            code = {"datetime": "invalid-date", "timezone": "unknown-timezone"}.get(
-                field_.type, "wrong-type")
-            c.add(ERROR, code, err.message, key=key)
+            code = {"datetime": "invalid-date", "timezone": "unknown-timezone",
+                    "recurrence": "invalid-recurrence"}.get(field_.type, "wrong-type")
+            c.add(ERROR, code, err.message, line=records.line_of(c.text, key, err.at))
     for name in dict.fromkeys(("id", resource.title_field, *resource.required_fields)):
         key = resource.field(name).yaml_key
         if raw.get(key) is None and key not in unreadable:
@@ -131,7 +131,8 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
               f"end_date {dates.fmt(end)} is before start_date {dates.fmt(start)}",
               key="end_date")
     if len(c.findings) == before and not unreadable:  # a rule not diagnosed here yet
-        c.add(ERROR, "invalid-record", exc.message, key=exc.key)
+        code = "invalid-recurrence" if exc.key == "recurrence" else "invalid-record"
+        c.add(ERROR, code, exc.message, line=records.line_of(c.text, exc.key, exc.at))
     return values
 
 

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import icalendar
 
-from .. import dates, markup
+from .. import dates, markup, occurrences, recurrence
 from .htmltext import html_to_text
 from .model import EventView, SiteModel, address_lines
 
@@ -30,8 +30,9 @@ _END = b"END:VCALENDAR\r\n"
 
 def uid(event: EventView, host: str) -> str:
     """Stable for the life of the event: its id never changes, its dates may. `host` is
-    the calendar's own (uid_host), whatever address a build is published at."""
-    return f"{event.id}@{host}"
+    the calendar's own (uid_host), whatever address a build is published at. A changed
+    occurrence shares its series' UID."""
+    return f"{occurrences.series_id(event.record)}@{host}"
 
 
 def uid_host(settings: dict, base_url: str) -> str:
@@ -66,6 +67,7 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
     else:
         lines += [f"DTSTART:{event.start_utc:%Y%m%dT%H%M%SZ}",
                   f"DTEND:{event.end_utc:%Y%m%dT%H%M%SZ}"]
+    lines += recurrence_lines(event)
     lines.append("SUMMARY:" + text(event.title_text))
     # The description's HTML as the page shows it, without the whole representation,
     # as text that keeps paragraphs, list items and link addresses.
@@ -87,7 +89,65 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
             lines.append(f"ORGANIZER;CN={_param(organizer.name)}:mailto:{email}")
     lines += ["STATUS:CONFIRMED", f"TRANSP:{'TRANSPARENT' if event.all_day else 'OPAQUE'}",
               "END:VEVENT", ""]
-    return b"\r\n".join(fold(line) for line in lines)
+    return b"\r\n".join(fold(line) for line in lines) + changed_occurrences(
+        event, model, host, page_url)
+
+
+# ------------------------------------------------------------------ recurring events
+# One VEVENT per series: its rules as RRULE, extra dates as RDATE, excluded and
+# cancelled dates as EXDATE; one VEVENT more per changed date, with the series' UID
+# and RECURRENCE-ID (RFC 5545 3.8.4.4). docs/recurring-events.md.
+_LOCAL_UNTIL = re.compile(r"UNTIL=(\d{8}T\d{6})(?![\dZ])")
+
+
+def _moment(local: dt.datetime, event: EventView) -> str:
+    """Parameters and value of a date-time property, in the form of the DTSTART."""
+    if event.all_day:
+        return f";VALUE=DATE:{local:%Y%m%d}"
+    if _iana(event.tzname):
+        return f";TZID={event.tzname}:{local:%Y%m%dT%H%M%S}"
+    return f":{dates.to_utc(local, dates.zone(event.tzname)):%Y%m%dT%H%M%SZ}"
+
+
+def _rrule(text: str, event: EventView) -> str:
+    """RFC 5545 wants UNTIL in UTC beside a zoned DTSTART, a date beside a DATE one;
+    the file's rules may give it in local time."""
+    def until(match: re.Match) -> str:
+        local = dt.datetime.strptime(match.group(1), "%Y%m%dT%H%M%S")
+        if event.all_day:
+            return f"UNTIL={local:%Y%m%d}"
+        return f"UNTIL={dates.to_utc(local, dates.zone(event.tzname)):%Y%m%dT%H%M%SZ}"
+
+    return "RRULE:" + _LOCAL_UNTIL.sub(until, text)
+
+
+def recurrence_lines(event: EventView) -> list[str]:
+    """RECURRENCE-ID of a changed occurrence, or the rules and dates of a series."""
+    data = event.record.data
+    if data.get("original_start") is not None:
+        return ["RECURRENCE-ID" + _moment(data["original_start"], event)]
+    block = data.get("recurrence")
+    if not block:
+        return []
+    lines = [_rrule(t, event) for t in recurrence.rule_texts(block)]
+    lines += ["RDATE" + _moment(d, event) for d in block.get("rdate", ())]
+    lines += ["EXDATE" + _moment(d, event) for d in sorted(recurrence.taken_out(block))]
+    return lines
+
+
+def changed_occurrences(event: EventView, model: SiteModel, host: str,
+                        page_url: str) -> bytes:
+    """The VEVENTs of a series' changed dates (moved, retitled, another venue)."""
+    record = event.record
+    block = record.get("recurrence")
+    if not block or record.get("original_start") is not None:
+        return b""
+    found = recurrence.changed(block, record.data["start_date"], record.data["end_date"])
+    return b"".join(
+        vevent(model._event(occurrences.as_record(occurrences.Listed(
+            occurrences.occurrence_id(record.id, occ.number), record, occ))),
+            model, host, page_url)
+        for occ in found)
 
 
 def _utc_stamp(local: dt.datetime, zone_name: str) -> str:

@@ -1,0 +1,130 @@
+"""The occurrences of recurring events as the interface shows them.
+
+Events Calendar Pro gives every occurrence of a recurring event its own post id (a
+"provisional" id: a large base plus the occurrence's number) and answers it like a
+post whose dates are the occurrence's. Here an occurrence id is
+`OCCURRENCE_BASE + series id * SLOTS + number`, the number counting the rule's dates
+from the first (excluded and cancelled dates keep theirs), so an id stays the same
+while the series is edited, and says which series it belongs to without a lookup.
+
+Expansion is cached per file: a record that did not change between catalog versions
+is the same object, so its occurrences are reused; only changed files and a new day
+(the horizon moves) expand again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from dataclasses import dataclass
+
+from . import dates, recurrence
+from .catalog import CatalogVersion
+from .records import MAX_ID, Record
+
+# Above any id the calendar hands out (1 + the largest id): ids are counted up from 1.
+OCCURRENCE_BASE = 10**13
+SLOTS = 10_000  # occurrence numbers per series; recurrence.MAX_OCCURRENCES is below
+
+
+def occurrence_id(series_id: int, number: int) -> int:
+    return OCCURRENCE_BASE + series_id * SLOTS + number
+
+
+def split_id(value: int) -> tuple[int, int] | None:
+    """(series id, number) of an occurrence id, None for another id."""
+    if not OCCURRENCE_BASE < value <= MAX_ID:
+        return None
+    return divmod(value - OCCURRENCE_BASE, SLOTS)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One occurrence that lists show: not excluded, not cancelled, within the horizon."""
+
+    id: int
+    series: Record
+    occurrence: recurrence.Occurrence
+
+
+_cache: dict[str, tuple[dict, dt.datetime, tuple[recurrence.Occurrence, ...]]] = {}
+_cache_lock = threading.Lock()
+
+
+def expanded(record: Record, settings: dict, today: dt.date) -> tuple[recurrence.Occurrence,
+                                                                      ...]:
+    """Every occurrence of a recurring event up to the horizon (cancelled included)."""
+    block = record.data.get("recurrence")
+    if not block:
+        return ()
+    until = recurrence.horizon(settings, today)
+    cached = _cache.get(record.path)
+    if cached is not None and cached[0] is record.data and cached[1] == until:
+        return cached[2]
+    zone = dates.zone(str(record.get("timezone") or settings.get("timezone") or "UTC"))
+    found = tuple(recurrence.expand(block, record.data["start_date"], record.data["end_date"],
+                                    until, zone))
+    with _cache_lock:
+        _cache[record.path] = (record.data, until, found)
+    return found
+
+
+def numbered(record: Record, settings: dict, today: dt.date) -> list[Listed]:
+    """The listed occurrences of a series with their ids."""
+    out = []
+    for occ in expanded(record, settings, today):
+        if not occ.cancelled:
+            out.append(Listed(occurrence_id(record.id, occ.number), record, occ))
+    return out
+
+
+class Occurrences:
+    """The occurrences of one catalog version at one horizon."""
+
+    def __init__(self, view: CatalogVersion, today: dt.date) -> None:
+        self.view = view
+        self.today = today
+        self.series = [r for r in view.all("events") if r.data.get("recurrence")]
+        self._records: dict[int, Record] = {}
+
+    def listed(self) -> list[Listed]:
+        settings = self.view.settings
+        return [item for r in self.series for item in numbered(r, settings, self.today)]
+
+    def get(self, value: int) -> Record | None:
+        """The occurrence with this id as a record of its own (None if there is none)."""
+        found = self._records.get(value)
+        if found is not None:
+            return found
+        parts = split_id(value)
+        series = self.view.get(parts[0], "events") if parts else None
+        if series is None or not series.data.get("recurrence"):
+            return None
+        for item in numbered(series, self.view.settings, self.today):
+            if item.id == value:
+                record = as_record(item)
+                if len(self._records) > 10_000:
+                    self._records.clear()
+                self._records[value] = record
+                return record
+        return None
+
+
+def of(view: CatalogVersion, today: dt.date) -> Occurrences:
+    return view.derive(("occurrences", today), lambda: Occurrences(view, today))  # type: ignore[return-value]
+
+
+def as_record(item: Listed) -> Record:
+    """An occurrence as a record: the series' fields, the occurrence's id and dates and
+    its changed fields; `series_id` and `original_start` say where it comes from."""
+    occ = item.occurrence
+    data = dict(item.series.data)
+    data.update(occ.overrides)
+    data.update(id=item.id, start_date=occ.start, end_date=occ.end,
+                series_id=item.series.id, original_start=occ.original)
+    return Record("events", data, item.series.path)
+
+
+def series_id(record: Record) -> int:
+    """The id of the series a record belongs to (its own id for a single event)."""
+    return int(record.data.get("series_id") or record.id)

@@ -1,0 +1,471 @@
+"""Recurring events: the `recurrence:` block of an event file, and its occurrences.
+
+The block holds RFC 5545 rules (`rrule:` text, one or a list) or one readable rule
+(`every:`, `on:`, `until:`/`count:`), extra dates (`rdate:`), excluded dates
+(`exdate:`) and per-occurrence changes keyed by the original start (`changes:`).
+All dates are naive wall-clock times in the event's zone: rules are expanded on wall
+times and only then placed in the zone (dates.to_utc), so a weekly 19:00 class stays
+at 19:00 across DST changes. python-dateutil does the RFC 5545 arithmetic.
+
+`normalize` checks the block's shape and returns its canonical form (what a record
+holds, what `fmt` writes); `validate` checks it against the event's start (every
+exception and change must name an occurrence); `expand` lists the occurrences up to a
+horizon. docs/recurring-events.md explains the choices.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from dateutil import rrule as du
+
+from . import dates
+from .content import setting_number
+
+# Keys of the block, in file order.
+KEYS = ("rrule", "every", "on", "until", "count", "rdate", "exdate", "changes")
+_READABLE = ("every", "on", "until", "count")
+# What a change may set for one occurrence (interface field names).
+CHANGE_KEYS = ("cancelled", "start_date", "end_date", "title", "venue", "excerpt",
+               "description", "cost", "website")
+# Above this, a series is cut short (and `check` says so): a daily rule over the
+# default two-year horizon has 731.
+MAX_OCCURRENCES = 5000
+_FURTHEST = dt.timedelta(days=36525)  # exceptions this far after the start are refused
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY_CODES = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
+_ORDINAL_WORDS = {v: k for k, v in _ORDINALS.items()}
+_UNITS = {"day": "DAILY", "week": "WEEKLY", "month": "MONTHLY", "year": "YEARLY"}
+_FREQ_UNITS = {v: k for k, v in _UNITS.items()}
+# Sub-daily rules make no sense for a calendar of events and would flood the lists.
+_FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
+_EVERY = re.compile(r"(?:(\d+)\s+)?(day|week|month|year)s?")
+_NTH_DAY = re.compile(r"(first|second|third|fourth|fifth|last)\s+(\w+)")
+_LOCAL = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?")
+_UNTIL_UTC = re.compile(r"(UNTIL=)(\d{8}T\d{6})Z", re.IGNORECASE)
+
+
+class RecurrenceError(ValueError):
+    """A recurrence block that cannot be used. `at` is text of the block to point at
+    (for the line of the report), `key` the block's key it is under."""
+
+    def __init__(self, message: str, key: str = "", at: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.key = key
+        self.at = at
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    number: int  # place among the rule's dates, excluded ones counted (stable ids)
+    original: dt.datetime  # the start the rule gives: the key of changes
+    start: dt.datetime
+    end: dt.datetime
+    overrides: dict = field(default_factory=dict)  # changed fields of this one date
+    cancelled: bool = False
+
+
+# ------------------------------------------------------------------ the block
+def _when(value: object, key: str) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None, microsecond=0)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    if isinstance(value, str):
+        match = _LOCAL.fullmatch(value.strip())
+        if match:
+            try:
+                return dt.datetime(*(int(g or 0) for g in match.groups()))
+            except ValueError:
+                pass
+    raise RecurrenceError(f"recurrence {key}: {value!r} is not a date like "
+                          f"2027-03-05 19:30:00", key, str(value))
+
+
+def _dates(value: object, key: str) -> list[dt.datetime]:
+    items = value if isinstance(value, list) else [value]
+    return sorted(dict.fromkeys(_when(v, key) for v in items))
+
+
+def _rule_texts(value: object) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    texts = []
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            raise RecurrenceError("recurrence rrule: expected RFC 5545 text such as "
+                                  "FREQ=WEEKLY;BYDAY=TU", "rrule", str(item))
+        text = item.strip()
+        text = text[len("RRULE:"):] if text.upper().startswith("RRULE:") else text
+        parse_rule(text, dt.datetime(2000, 1, 1))  # raises on bad text
+        texts.append(text)
+    return texts
+
+
+def parse_rule(text: str, start: dt.datetime, zone: dt.tzinfo | None = None) -> du.rrule:
+    """One RRULE on wall times from `start`. An UNTIL in UTC (`...Z`, as RFC 5545 wants
+    with a zoned DTSTART) is turned into the zone's wall time first."""
+    def local_until(match: re.Match) -> str:
+        utc = dt.datetime.strptime(match.group(2), "%Y%m%dT%H%M%S")
+        local = dates.from_utc(utc, zone) if zone is not None else utc
+        return match.group(1) + local.strftime("%Y%m%dT%H%M%S")
+
+    plain = _UNTIL_UTC.sub(local_until, text)
+    if "\n" in plain or "DTSTART" in plain.upper():
+        raise RecurrenceError(f"recurrence rrule: {text!r}: give only the rule; the event's "
+                              f"start_date is its start", "rrule", text)
+    try:
+        rule = du.rrulestr(plain, dtstart=start, cache=False)
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise RecurrenceError(f"recurrence rrule: {text!r} is not an RFC 5545 rule "
+                              f"({exc})", "rrule", text) from None
+    if not isinstance(rule, du.rrule):
+        raise RecurrenceError(f"recurrence rrule: {text!r} must be a single rule", "rrule",
+                              text)
+    if not _can_occur(rule):
+        raise RecurrenceError(f"recurrence rrule: {text!r} gives no date (no such day in "
+                              f"those months)", "rrule", text)
+    freq = du.FREQNAMES[rule._freq]
+    if freq not in _FREQS:
+        raise RecurrenceError(f"recurrence rrule: FREQ={freq} is not supported (events "
+                              f"repeat daily at most often)", "rrule", text)
+    return rule
+
+
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _can_occur(rule: du.rrule) -> bool:
+    """False for a month/day combination no year has (`BYMONTH=2;BYMONTHDAY=30`):
+    dateutil would walk to the year 9999 looking for one (seconds per expansion)."""
+    months = rule._original_rule.get("bymonth") or range(1, 13)
+    days = rule._original_rule.get("bymonthday") or ()
+    if not days:
+        return True
+    return any(abs(d) <= _MONTH_DAYS[m - 1] for m in months for d in days)
+
+
+def _readable_rule(block: dict) -> str:
+    """The RRULE text of the readable form."""
+    every = block.get("every")
+    match = _EVERY.fullmatch(str(every).strip().lower()) if every is not None else None
+    if not match:
+        raise RecurrenceError(f"recurrence every: {every!r} should read like '2 weeks', "
+                              f"'day' or 'month'", "every", str(every))
+    interval = int(match.group(1) or 1)
+    if interval < 1:
+        raise RecurrenceError("recurrence every: the interval must be at least 1", "every",
+                              str(every))
+    parts = [f"FREQ={_UNITS[match.group(2)]}"] + ([f"INTERVAL={interval}"] if interval > 1
+                                                  else [])
+    on = block.get("on")
+    if on is not None:
+        days, monthdays = [], []
+        for item in on if isinstance(on, list) else [on]:
+            if isinstance(item, int) and not isinstance(item, bool) and 1 <= abs(item) <= 31:
+                monthdays.append(str(item))
+                continue
+            word = str(item).strip().lower()
+            nth = _NTH_DAY.fullmatch(word)
+            day = nth.group(2) if nth else word
+            if day not in WEEKDAYS:
+                raise RecurrenceError(f"recurrence on: {item!r} is not a weekday, "
+                                      f"'second tuesday' or a day of the month", "on",
+                                      str(item))
+            code = _DAY_CODES[WEEKDAYS.index(day)]
+            days.append(f"{_ORDINALS[nth.group(1)]}{code}" if nth else code)
+        if days:
+            parts.append("BYDAY=" + ",".join(days))
+        if monthdays:
+            parts.append("BYMONTHDAY=" + ",".join(monthdays))
+    if "until" in block and "count" in block:
+        raise RecurrenceError("recurrence: give until or count, not both", "count")
+    if "until" in block:
+        until = block["until"]
+        end = _when(until, "until")
+        if not isinstance(until, dt.datetime) and not (isinstance(until, str)
+                                                       and ":" in until):
+            end = end.replace(hour=23, minute=59, second=59)  # a bare date: that whole day
+        parts.append("UNTIL=" + end.strftime("%Y%m%dT%H%M%S"))
+    if "count" in block:
+        count = block["count"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise RecurrenceError(f"recurrence count: {count!r} is not a whole number "
+                                  f"above 0", "count", str(count))
+        parts.append(f"COUNT={count}")
+    return ";".join(parts)
+
+
+def normalize(value: object) -> dict:
+    """The canonical block: known keys in file order, dates as datetimes, change keys
+    as `YYYY-MM-DD HH:MM:SS` text. Raises RecurrenceError."""
+    if isinstance(value, str):  # the shortest form: just the rule
+        value = {"rrule": value}
+    if not isinstance(value, dict):
+        raise RecurrenceError("recurrence: expected a mapping with rrule or every")
+    if True in value:  # YAML 1.1 reads a bare `on:` key as true
+        value = {("on" if k is True else k): v for k, v in value.items()}
+    unknown = [k for k in value if k not in KEYS]
+    if unknown:
+        raise RecurrenceError(f"recurrence: unknown key {unknown[0]!r} (known: "
+                              f"{', '.join(KEYS)})", str(unknown[0]), f"{unknown[0]}:")
+    readable = [k for k in _READABLE if k in value]
+    if "rrule" in value and readable:
+        raise RecurrenceError(f"recurrence: give rrule or every, not both ({readable[0]} "
+                              f"beside rrule)", readable[0], f"{readable[0]}:")
+    if "rrule" not in value and "every" not in value and readable:
+        raise RecurrenceError(f"recurrence {readable[0]}: needs every", readable[0],
+                              f"{readable[0]}:")
+    out: dict = {}
+    if "rrule" in value:
+        texts = _rule_texts(value["rrule"])
+        out["rrule"] = texts if isinstance(value["rrule"], list) else texts[0]
+    elif "every" in value:
+        _readable_rule(value)  # raises on a bad readable rule
+        for key in _READABLE:
+            if key in value:
+                item = value[key]
+                out[key] = ([str(v) if not isinstance(v, int) else v for v in item]
+                            if isinstance(item, list) else item)
+        if "until" in out and isinstance(out["until"], str):
+            out["until"] = _when(out["until"], "until")
+    for key in ("rdate", "exdate"):
+        if value.get(key) is not None:
+            out[key] = _dates(value[key], key)
+    if value.get("changes") is not None:
+        out["changes"] = _changes(value["changes"])
+    if not (out.get("rrule") or out.get("every") or out.get("rdate")):
+        raise RecurrenceError("recurrence: give rrule, every or rdate")
+    return out
+
+
+def _changes(value: object) -> dict:
+    if not isinstance(value, dict):
+        raise RecurrenceError("recurrence changes: expected original start -> changed "
+                              "fields", "changes", "changes:")
+    out: dict = {}
+    for when, change in value.items():
+        key = dates.fmt(_when(when, "changes"))
+        if not isinstance(change, dict) or not change:
+            raise RecurrenceError(f"recurrence changes {key}: expected fields such as "
+                                  f"cancelled: true or start_date", "changes", str(when))
+        fields: dict = {}
+        for name, item in change.items():
+            if name not in CHANGE_KEYS:
+                raise RecurrenceError(f"recurrence changes {key}: {name!r} cannot change "
+                                      f"per occurrence (one of {', '.join(CHANGE_KEYS)})",
+                                      "changes", f"{name}:")
+            if name == "cancelled":
+                if not isinstance(item, bool):
+                    raise RecurrenceError(f"recurrence changes {key}: cancelled must be "
+                                          f"true or false", "changes", f"{name}:")
+            elif name in ("start_date", "end_date"):
+                item = _when(item, "changes")
+            elif isinstance(item, dict | list | bool) or item is None:
+                raise RecurrenceError(f"recurrence changes {key}: {name} must be text",
+                                      "changes", f"{name}:")
+            else:
+                item = str(item)
+            fields[name] = item
+        out[key] = fields
+    return dict(sorted(out.items()))
+
+
+def as_json(block: dict) -> dict:
+    """The block as the interface shows it (and takes it back): dates as text."""
+    def plain(value: object) -> object:
+        if isinstance(value, dt.datetime):
+            return dates.fmt(value)
+        if isinstance(value, dt.date):
+            return value.isoformat()
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        return value
+
+    return plain(block)  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------- occurrences
+def rule_texts(block: dict) -> list[str]:
+    """Every rule of the block as RRULE text (the readable form converted)."""
+    if "rrule" in block:
+        value = block["rrule"]
+        return list(value) if isinstance(value, list) else [value]
+    return [_readable_rule(block)] if "every" in block else []
+
+
+def is_endless(block: dict, start: dt.datetime) -> bool:
+    return any(parse_rule(t, start)._count is None and parse_rule(t, start)._until is None
+               for t in rule_texts(block))
+
+
+def _ruleset(block: dict, start: dt.datetime, zone: dt.tzinfo | None,
+             with_exdates: bool = True) -> du.rruleset:
+    rules = du.rruleset(cache=False)
+    for text in rule_texts(block):
+        rules.rrule(parse_rule(text, start, zone))
+    rules.rdate(start)  # RFC 5545: DTSTART is always the first instance
+    for when in block.get("rdate", ()):
+        rules.rdate(when)
+    if with_exdates:
+        for when in block.get("exdate", ()):
+            rules.exdate(when)
+    return rules
+
+
+def validate(block: dict, start: dt.datetime) -> None:
+    """Every exclusion and change names an occurrence the rules give (endless rules
+    are asked about that one date, so no horizon is needed)."""
+    rules = _ruleset(block, start, None, with_exdates=False)
+    excluded = set(block.get("exdate", ()))
+
+    def occurs(when: dt.datetime) -> bool:
+        # Asking the rule walks it from the start: a century is the most worth asking.
+        if when - start > _FURTHEST:
+            return False
+        return bool(rules.between(when, when, inc=True))
+
+    for when in block.get("exdate", ()):
+        if not occurs(when):
+            raise RecurrenceError(f"recurrence exdate {dates.fmt(when)} is not an "
+                                  f"occurrence of the rule", "exdate", dates.fmt(when)[:10])
+    for key, change in block.get("changes", {}).items():
+        when = dt.datetime.fromisoformat(key)
+        if not occurs(when) or when in excluded:
+            raise RecurrenceError(f"recurrence changes {key} is not an occurrence of the "
+                                  f"rule", "changes", key[:10])
+        moved_start = change.get("start_date")
+        moved_end = change.get("end_date")
+        if moved_end is not None and moved_end < (moved_start or when):
+            raise RecurrenceError(f"recurrence changes {key}: end_date is before the start",
+                                  "changes", key[:10])
+
+
+def expand(block: dict, start: dt.datetime, end: dt.datetime, until: dt.datetime,
+           zone: dt.tzinfo | None = None) -> list[Occurrence]:
+    """Occurrences whose rule date is no later than `until` (the horizon, a wall
+    time), in start order, cancelled ones included (flagged), excluded ones left out,
+    at most MAX_OCCURRENCES."""
+    duration = end - start
+    changes = block.get("changes", {})
+    excluded = set(block.get("exdate", ()))
+    out = []
+    for number, when in enumerate(_ruleset(block, start, zone, with_exdates=False)):
+        if when > until or number >= MAX_OCCURRENCES:
+            break
+        if when in excluded:
+            continue
+        change = changes.get(dates.fmt(when), {})
+        begin = change.get("start_date", when)
+        finish = change.get("end_date", begin + duration)
+        overrides = {k: v for k, v in change.items()
+                     if k not in ("cancelled", "start_date", "end_date")}
+        out.append(Occurrence(number, when, begin, finish, overrides,
+                              bool(change.get("cancelled"))))
+    out.sort(key=lambda o: (o.start, o.original))
+    return out
+
+
+def horizon(settings: dict, today: dt.date) -> dt.datetime:
+    """The last wall time endless rules are expanded to."""
+    days = setting_number(settings, "recurrence_horizon_days")[0]  # a bad value: `check`
+    return dt.datetime.combine(today + dt.timedelta(days=days), dt.time(23, 59, 59))
+
+
+# ------------------------------------------------------------------- in words
+def describe_rule(text: str, start: dt.datetime) -> str:
+    """'every Tuesday 19:00', 'every 2 weeks on Monday, Thursday 09:30, 10 times'."""
+    rule = parse_rule(text, start)
+    freq = du.FREQNAMES[rule._freq]
+    unit = _FREQ_UNITS[freq]
+    interval = rule._interval
+    words = []
+    days = [(_DAY_CODES[d.weekday], d.n) for d in rule._original_rule.get("byweekday") or ()]
+    names = [(f"{_ORDINAL_WORDS.get(n, str(n))} " if n else "")
+             + WEEKDAYS[_DAY_CODES.index(c)].capitalize() for c, n in days]
+    if unit == "week" and interval == 1 and names:
+        words.append(f"every {', '.join(names)}")
+    else:
+        words.append(f"every {interval} {unit}s" if interval > 1 else f"every {unit}")
+        if names:
+            words.append(f"on the {', '.join(names)}" if any(n for _c, n in days)
+                         else f"on {', '.join(names)}")
+    monthdays = rule._original_rule.get("bymonthday") or ()
+    if monthdays:
+        words.append("on day " + ", ".join(str(d) for d in monthdays))
+    words.append(start.strftime("%H:%M"))
+    phrase = " ".join(words)
+    if rule._count:
+        phrase += f", {rule._count} times"
+    if rule._until:
+        phrase += f", until {rule._until.date().isoformat()}"
+    return phrase
+
+
+def describe(block: dict, start: dt.datetime) -> str:
+    """The block's rules in words; extra dates are counted."""
+    parts = [describe_rule(t, start) for t in rule_texts(block)]
+    if block.get("rdate"):
+        n = len(block["rdate"])
+        parts.append(f"{n} extra date{'s' if n != 1 else ''}")
+    return "; ".join(parts) or "once"
+
+
+def taken_out(block: dict | None) -> set[dt.datetime]:
+    """Rule dates taken out: excluded or cancelled."""
+    if not block:
+        return set()
+    cancelled = {dt.datetime.fromisoformat(k) for k, c in block.get("changes", {}).items()
+                 if c.get("cancelled")}
+    return set(block.get("exdate", ())) | cancelled
+
+
+def _starts(block: dict | None, start: dt.datetime, end: dt.datetime,
+            until: dt.datetime) -> set[dt.datetime]:
+    if not block:
+        return {start}
+    return {o.start for o in expand(block, start, end, until) if not o.cancelled}
+
+
+def differences(old: tuple[dict | None, dt.datetime, dt.datetime],
+                new: tuple[dict | None, dt.datetime, dt.datetime],
+                until: dt.datetime) -> list[str]:
+    """A change of an event's repetition in words, for review: 'every Tuesday 19:00 →
+    every Wednesday 19:00', 'cancelled on 2027-03-02', '3 occurrences removed'.
+    Each side is (block or None, start, end); occurrences are counted to `until`."""
+    (old_block, old_start, old_end), (new_block, new_start, new_end) = old, new
+    if not old_block and not new_block:
+        return []
+    notes = []
+    before = describe(old_block, old_start) if old_block else "once"
+    after = describe(new_block, new_start) if new_block else "once"
+    if before != after:
+        notes.append(f"{before} → {after}")
+    old_off, new_off = taken_out(old_block), taken_out(new_block)
+    notes += [f"cancelled on {d:%Y-%m-%d}" for d in sorted(new_off - old_off)]
+    notes += [f"reinstated on {d:%Y-%m-%d}" for d in sorted(old_off - new_off)]
+    was = _starts(old_block, old_start, old_end, until)
+    now = _starts(new_block, new_start, new_end, until)
+    removed = len(was - now - new_off)  # a cancellation is already said
+    added = len(now - was - old_off)
+    for count, verb in ((removed, "removed"), (added, "added")):
+        if count:
+            notes.append(f"{count} occurrence{'s' if count != 1 else ''} {verb}")
+    return notes
+
+
+def changed(block: dict, start: dt.datetime, end: dt.datetime) -> list[Occurrence]:
+    """The occurrences a `changes` entry moves or alters (cancelled ones left out)."""
+    keys = [k for k, c in block.get("changes", {}).items() if not c.get("cancelled")]
+    if not keys:
+        return []
+    last = max(dt.datetime.fromisoformat(k) for k in keys)
+    wanted = set(keys)
+    return [o for o in expand(block, start, end, last)
+            if not o.cancelled and dates.fmt(o.original) in wanted]
