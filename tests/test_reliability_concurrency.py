@@ -26,10 +26,7 @@ import json
 import os
 import random
 import re
-import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -37,14 +34,14 @@ from pathlib import Path
 
 import pytest
 from conftest import BASE, NOW, git, make_repo
+from gitserver import free_port, start_gunicorn
+from gitserver import stop_process as stop
 
 from calendar_app import create_app, yamlfile
 from calendar_app.index import TextIndex
 from calendar_app.records import RecordError, from_file
 from calendar_app.resources import RESOURCES
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
 WRITERS = 8
 OPERATIONS = 500
 OK_WRITE = (200, 201)
@@ -81,12 +78,6 @@ class Http:
 
 def basic(name: str, password: str) -> dict:
     return {"Authorization": "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: float = 30,
@@ -126,28 +117,6 @@ class ThreadedServer:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.thread.join(timeout=10)
-
-
-def start_gunicorn(content: Path, users_file: Path, cache: Path, port: int, workers: int = 2,
-                   log: Path | None = None, extra: tuple[str, ...] = ()) -> subprocess.Popen:
-    env = dict(os.environ, CALENDAR_CONTENT=str(content), CALENDAR_USERS=str(users_file),
-               CALENDAR_CACHE=str(cache), PYTHONPATH=str(REPO_ROOT))
-    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
-    return subprocess.Popen(
-        # The production configuration (README), so every gunicorn test runs with it.
-        [str(VENV_BIN / "gunicorn"), "-c", "python:calendar_app.gunicorn_conf",
-         "-w", str(workers), "-b", f"127.0.0.1:{port}", "--timeout", "120", "--graceful-timeout", "5", *extra, "calendar_app.wsgi:app"],
-        cwd=REPO_ROOT, env=env, stdout=out, stderr=out, start_new_session=True)
-
-
-def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
 
 
 # -- the state of a content tree, read straight from the files --------------------------
