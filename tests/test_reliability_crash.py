@@ -156,28 +156,35 @@ def test_sigkill_during_write_burst(tmp_path: Path, users: dict[str, str]) -> No
                      "files_checked": len(files)})
 
 
+STALE_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
 def _start(content: Path, users_file: Path, cache: Path, log: Path, stats: dict):
-    """Start the server after a kill. A stale git lock (index.lock, HEAD.lock) left by a killed git
-    makes start-up refuse with git's message (the interrupted write stays in the
-    intent file: reported, not dropped); the operator's fix, removing the stale lock as
-    git says, is applied and counted; anything else fails."""
-    for _attempt in range(3):
+    """Start the server after a kill. A stale git lock (index.lock, HEAD.lock) left by a
+    killed git makes start-up refuse with git's message (the interrupted write stays in
+    the intent file: reported, not dropped); the operator's fix, removing the stale lock
+    as git says, is applied and counted; anything else fails. A kill inside `git commit`
+    can leave both locks: each start names one, so a start may be refused twice."""
+    git_dir = content.parent / ".git"
+    for _attempt in range(4):
         port = free_port()
+        seen = log.stat().st_size if log.exists() else 0
         proc = start_gunicorn(content, users_file, cache, port, log=log)
         try:
             wait_for_port(port, proc, log=log)
             return port, proc
-        except RuntimeError as exc:
+        except RuntimeError:
             stop(proc)
-            # git names the lock it could not take: the index's or a ref's (HEAD.lock),
-            # depending on where in `git commit` the kill landed.
-            named = re.search(r"Unable to create '([^']+\.lock)': File exists", str(exc))
-            lock = Path(named.group(1)) if named else None
-            if lock is None or not lock.exists() or (content.parent / ".git") not in lock.parents:
+            # Only this start's output: the log also holds earlier starts' messages,
+            # naming locks already removed.
+            said = log.read_bytes()[seen:].decode(errors="replace")
+            locks = {Path(name) for name in STALE_LOCK.findall(said)}
+            if not locks or not all(lk.exists() and git_dir in lk.parents for lk in locks):
                 raise
             assert (cache / "pending-write.json").exists(), "interrupted write dropped"
-            lock.unlink()
-            stats["stale_git_lock_removed"] += 1
+            for lock in locks:
+                lock.unlink()
+                stats["stale_git_lock_removed"] += 1
     raise AssertionError("server did not come back")
 
 
