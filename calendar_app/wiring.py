@@ -121,9 +121,10 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     recovered = tree.recover()
     if recovered:
         log.warning("finished a write interrupted by a crash: %s", recovered.splitlines()[0])
+    clock = clocks.fixed(now) if now else clocks.system_now
     catalog = Catalog(tree)
     if sync and tree.git_root is not None:
-        catalog.leases = IdLeases(tree.git_root, remote, block_size=id_block)
+        catalog.leases = IdLeases(tree.git_root, remote, block_size=id_block, clock=clock)
     catalog.load(cache_dir / "catalog.pickle")
     if catalog.leases is not None:
         catalog.leases.ensure_block(catalog.highest_id())
@@ -132,7 +133,6 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     index.cache_file = cache_dir / "catalog.pickle"
     journal = Journal(cache_dir / "journal", catalog)
     users = UserStore(users_file)
-    clock = clocks.fixed(now) if now else clocks.system_now
     service = Service(catalog, users, clock)
     remote_sync = None
     if sync:
