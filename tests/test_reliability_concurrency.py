@@ -30,6 +30,7 @@ import subprocess
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,40 @@ def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: floa
             pass
         time.sleep(0.1)
     raise RuntimeError("server did not start")
+
+
+STALE_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def start_after_kill(start: Callable[[int], subprocess.Popen], log: Path, git_dir: Path,
+                     before_removing: Callable[[], object] = lambda: None,
+                     timeout: float = 30) -> tuple[int, subprocess.Popen, int]:
+    """Start a server, `start(port)`, after a kill: (port, process, locks removed).
+    A git the kill interrupted leaves its locks (index.lock, HEAD.lock, a branch's);
+    the start-up then refuses, naming one as git does. The operator's fix, removing
+    the stale locks it names, is applied and the server started again (a kill inside
+    `git commit` can leave two: two refusals). Any other failure raises."""
+    removed = 0
+    for _attempt in range(4):
+        port = free_port()
+        seen = log.stat().st_size if log.exists() else 0
+        proc = start(port)
+        try:
+            wait_for_port(port, proc, timeout=timeout, log=log)
+            return port, proc, removed
+        except RuntimeError:
+            stop(proc)
+            # Only this start's output: the log also holds earlier starts' messages,
+            # naming locks already removed.
+            said = log.read_bytes()[seen:].decode(errors="replace")
+            locks = {Path(name) for name in STALE_LOCK.findall(said)}
+            if not locks or not all(lk.exists() and git_dir in lk.parents for lk in locks):
+                raise
+            before_removing()
+            for lock in locks:
+                lock.unlink()
+                removed += 1
+    raise AssertionError("server did not come back")
 
 
 class ThreadedServer:
