@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import clock as clocks
+from .content import git_env
 
 log = logging.getLogger(__name__)
 LEASES_REF = "refs/calendar/id-leases"
@@ -222,12 +223,9 @@ def _last_line(text: str) -> str:
 
 
 def _run(repo: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.setdefault("GIT_AUTHOR_NAME", "calendar-app")
+    env = git_env()
+    env.setdefault("GIT_AUTHOR_NAME", "calendar-app")  # commit-tree takes no --author
     env.setdefault("GIT_AUTHOR_EMAIL", "calendar-app@localhost")
-    env.setdefault("GIT_COMMITTER_NAME", "calendar-app")
-    env.setdefault("GIT_COMMITTER_EMAIL", "calendar-app@localhost")
-    env["GIT_TERMINAL_PROMPT"] = "0"  # never wait for a password nobody will type
     proc = subprocess.run(["git", *args], cwd=repo, input=input, capture_output=True,
                           text=True, env=env, check=False)
     if proc.returncode != 0 and args[0] in ("hash-object", "mktree", "commit-tree"):

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from . import clock as clocks
 from . import fieldmerge, slugs, yamlfile
-from .content import ContentTree
+from .content import ContentTree, git_env
 from .editorial.findings import WARNING, Finding
 
 log = logging.getLogger(__name__)
@@ -95,14 +95,8 @@ def _reason(output: str) -> str:
 
 def _run(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
          timeout: float | None = None) -> subprocess.CompletedProcess:
-    full = dict(os.environ)
-    full.update({
-        "GIT_TERMINAL_PROMPT": "0",  # a missing credential is an error, never a prompt
-        "GIT_EDITOR": "true",  # rebase --continue keeps messages as they are
-        "LC_ALL": "C",  # git's messages are parsed (_REFUSED)
-    })
-    full.setdefault("GIT_COMMITTER_NAME", "calendar-app")
-    full.setdefault("GIT_COMMITTER_EMAIL", "calendar-app@localhost")
+    full = git_env(GIT_EDITOR="true",  # rebase --continue keeps messages as they are
+                   LC_ALL="C")  # git's messages are parsed (_REFUSED)
     full.update(env or {})
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, env=full, capture_output=True,
