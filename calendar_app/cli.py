@@ -15,8 +15,7 @@ from .index import TextIndex
 from .site import register as register_site
 from .starter import StarterError, serving_content
 from .starter import register as register_starter
-from .sync import PUSH_MODES, SyncError
-from .sync import register as register_sync
+from .sync import PUSH_MODES, SyncError, print_status
 from .trash import register as register_trash
 from .users import ROLES, UserStore
 from .wiring import command_tree, default_users_file
@@ -105,6 +104,18 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sync_status(args: argparse.Namespace) -> int:
+    return print_status(*command_tree(args.content, args.cache_dir))
+
+
+def _tree_args(parser: argparse.ArgumentParser) -> None:
+    """--content and --cache-dir of a maintenance command (resolved by `command_tree`)."""
+    parser.add_argument("--content", type=Path, default=None,
+                        help="content tree (default: as serve picks it)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="cache folder (default: next to the content tree)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="calendar_app",
@@ -159,15 +170,20 @@ def build_parser() -> argparse.ArgumentParser:
         "reindex", help="rebuild the search index from scratch",
         description="Re-read the content tree and rebuild the Whoosh index in the cache "
                     "folder from scratch.")
-    reindex.add_argument("--content", type=Path, default=None,
-                         help="content tree (default: as serve picks it)")
-    reindex.add_argument("--cache-dir", default=None,
-                         help="cache folder (default: next to the content tree)")
+    _tree_args(reindex)
     reindex.set_defaults(func=cmd_reindex)
     register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
     register_site(sub)  # build
     register_trash(sub)  # empty-trash
-    register_sync(sub)  # sync status
+    sync = sub.add_parser("sync", help="the content clone and its remote",
+                          description="The server's exchange with the shared repository.")
+    sync_sub = sync.add_subparsers(dest="action", required=True)
+    status = sync_sub.add_parser(
+        "status", help="what is not pushed yet, why, and conflict records",
+        description="List local commits the remote branch lacks, the last sync error "
+                    "and the conflict records left to decide. Exit 1 when any.")
+    _tree_args(status)
+    status.set_defaults(func=cmd_sync_status)
     return parser
 
 

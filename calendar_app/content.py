@@ -73,6 +73,18 @@ class FileStat:
     size: int
 
 
+def git_env(**settings: str) -> dict[str, str]:
+    """The environment the app runs git in: this process's, a committer identity for
+    machines where git has none configured, never a prompt for a password nobody will
+    type; then `settings`."""
+    env = dict(os.environ)
+    env.setdefault("GIT_COMMITTER_NAME", "calendar-app")
+    env.setdefault("GIT_COMMITTER_EMAIL", "calendar-app@localhost")
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env.update(settings)
+    return env
+
+
 class GitError(RuntimeError):
     """A git command failed. `str()` is the command and git's own stderr (for the log);
     `advice` says, in a sentence for the client, what to do about it."""
@@ -406,12 +418,8 @@ class ContentTree:
         return Path(self._git("rev-parse", "--absolute-git-dir").strip())
 
     def _git(self, *args: str, cwd: Path | None = None, check: bool = True) -> str:
-        env = dict(os.environ)
-        # A committer identity for machines where git has none configured.
-        env.setdefault("GIT_COMMITTER_NAME", "calendar-app")
-        env.setdefault("GIT_COMMITTER_EMAIL", "calendar-app@localhost")
         proc = subprocess.run(
-            ["git", *args], cwd=cwd or self.git_root, env=env,
+            ["git", *args], cwd=cwd or self.git_root, env=git_env(),
             capture_output=True, text=True, check=False,
         )
         if proc.returncode != 0 and not check:

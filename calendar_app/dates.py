@@ -31,6 +31,7 @@ __all__ = [
     "in_dst_gap",
     "offset_iso",
     "parse_datetime",
+    "parse_file_time",
     "representable",
     "to_utc",
     "zone",
@@ -194,6 +195,19 @@ def details(dt: datetime) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------- parsing
+_FILE_TIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?")
+
+
+def parse_file_time(text: str) -> datetime | None:
+    """A record file's date as text ("2027-03-05", "2027-03-05 19:30[:00]", or with a
+    T) as a naive datetime; None when it is not one, or not a real day and time."""
+    match = _FILE_TIME.fullmatch(text.strip())
+    if match is None:
+        return None
+    try:
+        return datetime(*(int(g or 0) for g in match.groups()))
+    except ValueError:
+        return None
 
 
 def parse_datetime(value: object, tz: tzinfo, now: datetime) -> datetime:

@@ -30,6 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import clock as clocks
+from .content import git_env
+
 log = logging.getLogger(__name__)
 LEASES_REF = "refs/calendar/id-leases"
 LEASES_FILE = "leases"
@@ -77,7 +80,8 @@ class IdLeases:
     held (one caller at a time across threads and processes of this clone)."""
 
     def __init__(self, repo: Path, remote: str, instance: str | None = None,
-                 block_size: int = DEFAULT_BLOCK, state_file: Path | None = None) -> None:
+                 block_size: int = DEFAULT_BLOCK, state_file: Path | None = None,
+                 clock: clocks.Clock = clocks.system_now) -> None:
         if block_size < 1:
             raise ValueError("block_size must be at least 1")
         self.repo = Path(repo)
@@ -85,6 +89,7 @@ class IdLeases:
         self.block_size = block_size
         self.state_file = state_file or _git_dir(self.repo) / STATE_FILE
         self._instance = instance
+        self._clock = clock  # the time a lease line records, for people reading it
         self._lock = threading.Lock()
         self.lease_attempts = 0  # compare-and-swap rounds, for tests and measurements
 
@@ -157,7 +162,7 @@ class IdLeases:
             self.lease_attempts += 1
             old_sha, leases = self._fetch()
             first = max([highest_used, *(lease.last for lease in leases)]) + 1
-            stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            stamp = self._clock().astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             lease = Lease(instance, first, first + self.block_size - 1, stamp)
             new_sha = self._commit(old_sha, [*leases, lease])
             proc = _run(self.repo, "push", "--porcelain", "--no-verify",
@@ -218,12 +223,9 @@ def _last_line(text: str) -> str:
 
 
 def _run(repo: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.setdefault("GIT_AUTHOR_NAME", "calendar-app")
+    env = git_env()
+    env.setdefault("GIT_AUTHOR_NAME", "calendar-app")  # commit-tree takes no --author
     env.setdefault("GIT_AUTHOR_EMAIL", "calendar-app@localhost")
-    env.setdefault("GIT_COMMITTER_NAME", "calendar-app")
-    env.setdefault("GIT_COMMITTER_EMAIL", "calendar-app@localhost")
-    env["GIT_TERMINAL_PROMPT"] = "0"  # never wait for a password nobody will type
     proc = subprocess.run(["git", *args], cwd=repo, input=input, capture_output=True,
                           text=True, env=env, check=False)
     if proc.returncode != 0 and args[0] in ("hash-object", "mktree", "commit-tree"):

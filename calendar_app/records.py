@@ -87,10 +87,6 @@ def line_of(text: str, key: str, at: str = "") -> int:
     return line
 
 
-# Hand-written dates may leave out the seconds or the whole time.
-_LOCAL = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?")
-
-
 def _as_datetime(value: object, key: str) -> dt.datetime:
     if isinstance(value, dt.datetime):
         return value.replace(tzinfo=None, microsecond=0) if value.tzinfo is None else (
@@ -98,12 +94,9 @@ def _as_datetime(value: object, key: str) -> dt.datetime:
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day)
     if isinstance(value, str):
-        match = _LOCAL.fullmatch(value.strip())
-        if match:
-            try:
-                return dt.datetime(*(int(g or 0) for g in match.groups()))
-            except ValueError:
-                pass
+        parsed = dates.parse_file_time(value)
+        if parsed is not None:
+            return parsed
     raise RecordError(f"{key}: {value!r} is not a date like 2027-03-05 19:30:00", key)
 
 

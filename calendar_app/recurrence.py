@@ -45,7 +45,6 @@ _FREQ_UNITS = {v: k for k, v in _UNITS.items()}
 _FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
 _EVERY = re.compile(r"(?:(\d+)\s+)?(day|week|month|year)s?")
 _NTH_DAY = re.compile(r"(first|second|third|fourth|fifth|last)\s+(\w+)")
-_LOCAL = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?")
 _UNTIL_UTC = re.compile(r"(UNTIL=)(\d{8}T\d{6})Z", re.IGNORECASE)
 
 
@@ -77,12 +76,9 @@ def _when(value: object, key: str) -> dt.datetime:
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day)
     if isinstance(value, str):
-        match = _LOCAL.fullmatch(value.strip())
-        if match:
-            try:
-                return dt.datetime(*(int(g or 0) for g in match.groups()))
-            except ValueError:
-                pass
+        parsed = dates.parse_file_time(value)
+        if parsed is not None:
+            return parsed
     raise RecurrenceError(f"recurrence {key}: {value!r} is not a date like "
                           f"2027-03-05 19:30:00", key, str(value))
 

@@ -22,7 +22,6 @@ catalog re-reads them, the journal tells the other workers) before the lock is l
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime as dt
 import hashlib
@@ -41,7 +40,7 @@ from pathlib import Path
 
 from . import clock as clocks
 from . import fieldmerge, slugs, yamlfile
-from .content import ContentTree
+from .content import ContentTree, git_env
 from .editorial.findings import WARNING, Finding
 
 log = logging.getLogger(__name__)
@@ -96,14 +95,8 @@ def _reason(output: str) -> str:
 
 def _run(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
          timeout: float | None = None) -> subprocess.CompletedProcess:
-    full = dict(os.environ)
-    full.update({
-        "GIT_TERMINAL_PROMPT": "0",  # a missing credential is an error, never a prompt
-        "GIT_EDITOR": "true",  # rebase --continue keeps messages as they are
-        "LC_ALL": "C",  # git's messages are parsed (_REFUSED)
-    })
-    full.setdefault("GIT_COMMITTER_NAME", "calendar-app")
-    full.setdefault("GIT_COMMITTER_EMAIL", "calendar-app@localhost")
+    full = git_env(GIT_EDITOR="true",  # rebase --continue keeps messages as they are
+                   LC_ALL="C")  # git's messages are parsed (_REFUSED)
     full.update(env or {})
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, env=full, capture_output=True,
@@ -530,27 +523,9 @@ def conflict_findings(content: Path) -> list[Finding]:
 
 
 # -- command line ------------------------------------------------------------------
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add `sync status` to a `python -m calendar_app` parser."""
-    parser = subparsers.add_parser(
-        "sync", help="the content clone and its remote",
-        description="The server's exchange with the shared repository.")
-    actions = parser.add_subparsers(dest="action", required=True)
-    status = actions.add_parser(
-        "status", help="what is not pushed yet, why, and conflict records",
-        description="List local commits the remote branch lacks, the last sync error "
-                    "and the conflict records left to decide. Exit 1 when any.")
-    status.add_argument("--content", type=Path, default=None,
-                        help="content tree (default: as serve picks it)")
-    status.add_argument("--cache-dir", default=None,
-                        help="cache folder (default: next to the content tree)")
-    status.set_defaults(func=_cmd_status)
-
-
-def _cmd_status(args: argparse.Namespace) -> int:
-    from .wiring import command_tree
-
-    content, cache_dir = command_tree(args.content, args.cache_dir)
+def print_status(content: Path, cache_dir: Path) -> int:
+    """`sync status`: commits not pushed, the last error, conflict records to decide;
+    the exit code, 1 when any."""
     state = read_state(cache_dir / STATE_FILE)
     if not state.get("remote"):
         print(f"{content} has not been served with --remote (no sync state in {cache_dir})")

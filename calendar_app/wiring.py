@@ -15,7 +15,7 @@ from pathlib import Path
 from . import clock as clocks
 from . import firstseen
 from .catalog import Catalog
-from .content import ContentTree
+from .content import ContentTree, GitError
 from .idlease import DEFAULT_BLOCK, IdLeases
 from .index import CalendarIndex
 from .service import Service
@@ -118,12 +118,19 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     remote = prepare_clone(content, sync) if sync else ""
     cache_dir = cache_dir or default_cache_dir(content)
     tree = ContentTree(content, cache_dir / "write.lock")
-    recovered = tree.recover()
+    try:
+        recovered = tree.recover()
+    except GitError as exc:
+        # Nothing here can prove that no other git process holds the repository's lock,
+        # so the operator decides. gunicorn prints a RuntimeError at start as one line.
+        raise RuntimeError(f"a write interrupted by a crash cannot be finished in "
+                           f"{tree.git_root}: {exc.advice}, then start again ({exc})") from exc
     if recovered:
         log.warning("finished a write interrupted by a crash: %s", recovered.splitlines()[0])
+    clock = clocks.fixed(now) if now else clocks.system_now
     catalog = Catalog(tree)
     if sync and tree.git_root is not None:
-        catalog.leases = IdLeases(tree.git_root, remote, block_size=id_block)
+        catalog.leases = IdLeases(tree.git_root, remote, block_size=id_block, clock=clock)
     catalog.load(cache_dir / "catalog.pickle")
     if catalog.leases is not None:
         catalog.leases.ensure_block(catalog.highest_id())
@@ -132,7 +139,6 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     index.cache_file = cache_dir / "catalog.pickle"
     journal = Journal(cache_dir / "journal", catalog)
     users = UserStore(users_file)
-    clock = clocks.fixed(now) if now else clocks.system_now
     service = Service(catalog, users, clock)
     remote_sync = None
     if sync:

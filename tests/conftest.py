@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from calendar_app import create_app
+from calendar_app.site import Options, build
 from calendar_app.users import ROLES, UserStore
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +34,21 @@ start_date: 2027-05-01 19:00:00
 end_date: 2027-05-01 21:00:00
 venue: the-blue-lantern
 """
+
+
+def site_options(content: Path, out: Path, cache: Path,
+                 base_url: str = "https://example.org/calendar/") -> Options:
+    """The static builder's options as site tests use them: today is NOW, no progress."""
+    return Options(content=content, out=out, now=NOW, base_url=base_url, cache_dir=cache,
+                   progress=False)
+
+
+def build_sample_site(tmp: Path) -> Path:
+    """The sample calendar copied to `tmp` and built, once, into tmp/public."""
+    shutil.copytree(SAMPLE, tmp / "content")
+    report = build(site_options(tmp / "content", tmp / "public", tmp / "cache"))
+    assert report.written and not report.problems
+    return tmp / "public"
 
 
 @pytest.fixture(autouse=True)

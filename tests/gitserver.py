@@ -5,7 +5,6 @@ over its own clone of a shared repository."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -87,22 +86,27 @@ def bare_copy(repo: Path, base: Path, name: str = "calendar.git") -> Path:
     return bare
 
 
+def start_gunicorn(content: Path, users_file: Path, cache: Path, port: int, workers: int = 2,
+                   log: Path | None = None, extra: tuple[str, ...] = (),
+                   env: dict[str, str] | None = None) -> subprocess.Popen:
+    """A calendar server under gunicorn with the production configuration (README) over
+    `content`, in its own session (stop it with `stop_process`); `env` adds settings."""
+    full = dict(os.environ, CALENDAR_CONTENT=str(content), CALENDAR_USERS=str(users_file),
+                CALENDAR_CACHE=str(cache), PYTHONPATH=str(REPO_ROOT), **(env or {}))
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115  (the child keeps it)
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "-c", "python:calendar_app.gunicorn_conf",
+         "-w", str(workers), "-b", f"127.0.0.1:{port}", "--timeout", "120",
+         "--graceful-timeout", "5", *extra, "calendar_app.wsgi:app"],
+        cwd=REPO_ROOT, env=full, stdout=out, stderr=out, start_new_session=True)
+
+
 def start_calendar_server(content: Path, users_file: Path, cache: Path, port: int,
                           remote: str, log: Path, *, branch: str = "main",
                           poll: float = 0, push: str = "wait", workers: int = 1,
                           extra_env: dict[str, str] | None = None) -> subprocess.Popen:
-    """A production calendar server (gunicorn with the project's configuration) over
-    `content`, a clone of `remote` (cloned on first start when the folder is empty)."""
-    gunicorn = shutil.which("gunicorn", path=str(Path(sys.executable).parent))
-    if gunicorn is None:
-        raise RuntimeError("gunicorn is not installed next to this Python")
-    env = dict(os.environ, CALENDAR_CONTENT=str(content), CALENDAR_USERS=str(users_file),
-               CALENDAR_CACHE=str(cache), CALENDAR_REMOTE=remote, CALENDAR_BRANCH=branch,
-               CALENDAR_POLL=str(poll), CALENDAR_PUSH=push, PYTHONPATH=str(REPO_ROOT),
-               **(extra_env or {}))
-    out = open(log, "ab")  # noqa: SIM115  (the child keeps it)
-    return subprocess.Popen(
-        [gunicorn, "-c", "python:calendar_app.gunicorn_conf", "-w", str(workers),
-         "-b", f"127.0.0.1:{port}", "--timeout", "120", "--graceful-timeout", "5",
-         "calendar_app.wsgi:app"],
-        cwd=REPO_ROOT, env=env, stdout=out, stderr=out, start_new_session=True)
+    """A production calendar server over `content`, a clone of `remote` (cloned on
+    first start when the folder is empty)."""
+    env = dict(CALENDAR_REMOTE=remote, CALENDAR_BRANCH=branch, CALENDAR_POLL=str(poll),
+               CALENDAR_PUSH=push, **(extra_env or {}))
+    return start_gunicorn(content, users_file, cache, port, workers, log, env=env)

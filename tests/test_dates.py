@@ -18,6 +18,7 @@ from calendar_app.dates import (
     in_dst_gap,
     offset_iso,
     parse_datetime,
+    parse_file_time,
     to_utc,
     zone,
 )
@@ -395,3 +396,12 @@ def test_fixed_offset_zone_equals_timezone() -> None:
     assert zone("UTC+5.5").utcoffset(None) == timezone(timedelta(hours=5, minutes=30)).utcoffset(
         None
     )
+
+
+def test_parse_file_time_reads_a_files_dates_or_answers_none():
+    parse = parse_file_time
+    assert parse("2027-03-05") == datetime(2027, 3, 5)
+    assert parse(" 2027-03-05 19:30 ") == datetime(2027, 3, 5, 19, 30)
+    assert parse("2027-03-05T19:30:15") == datetime(2027, 3, 5, 19, 30, 15)
+    for text in ("2027-02-30", "2027-03-05 25:00", "next friday", "2027-3-5", ""):
+        assert parse(text) is None, text

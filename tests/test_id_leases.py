@@ -251,6 +251,7 @@ def test_instances_hand_out_disjoint_ids_over_http(bare: Path, tmp_path: Path, u
     for app, repo in apps:  # every id answered came from that instance's own block
         blocks = [x for x in read_leases(bare) if x.instance == _instance(repo)]
         assert len(blocks) == 1
+        assert blocks[0].time == "2026-11-21T12:00:00Z"  # the app's clock (NOW)
         assert all(i in blocks[0] for i in answered[repo.name])
     for app, _ in apps:  # a write whose push lost every race is queued: push it now
         assert app.extensions["calendar"].remote_sync.exchange().state == "pushed"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 from conftest import BASE, SAMPLE, git
-from gitserver import GitDaemon, free_port, start_calendar_server, stop_process
-from test_reliability_concurrency import Http, basic, wait_for_port
+from gitserver import GitDaemon, start_calendar_server, stop_process
+from test_reliability_concurrency import Http, basic, start_after_kill
 
 from calendar_app.resources import RESOURCES
 
@@ -55,11 +55,14 @@ class Shared:
     instances: list[Instance] = field(default_factory=list)
 
     def start(self, instance: Instance) -> None:
-        instance.port = free_port()
-        instance.proc = start_calendar_server(
-            instance.clone, self.users_file, instance.cache, instance.port, self.url,
-            instance.log, workers=2, extra_env={"CALENDAR_WEBHOOK_SECRET": SECRET})
-        wait_for_port(instance.port, instance.proc, timeout=60, log=instance.log)
+        """Start `instance` (again after a kill: removing the git locks it left)."""
+        def server(port: int) -> subprocess.Popen:
+            return start_calendar_server(
+                instance.clone, self.users_file, instance.cache, port, self.url,
+                instance.log, workers=2, extra_env={"CALENDAR_WEBHOOK_SECRET": SECRET})
+
+        instance.port, instance.proc, _ = start_after_kill(
+            server, instance.log, instance.clone / ".git", timeout=60)
 
 
 @pytest.fixture

@@ -26,25 +26,23 @@ import json
 import os
 import random
 import re
-import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import BASE, NOW, git, make_repo
+from gitserver import free_port, start_gunicorn
+from gitserver import stop_process as stop
 
 from calendar_app import create_app, yamlfile
 from calendar_app.index import TextIndex
 from calendar_app.records import RecordError, from_file
 from calendar_app.resources import RESOURCES
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
 WRITERS = 8
 OPERATIONS = 500
 OK_WRITE = (200, 201)
@@ -83,12 +81,6 @@ def basic(name: str, password: str) -> dict:
     return {"Authorization": "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: float = 30,
                   log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
@@ -104,6 +96,40 @@ def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: floa
             pass
         time.sleep(0.1)
     raise RuntimeError("server did not start")
+
+
+STALE_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def start_after_kill(start: Callable[[int], subprocess.Popen], log: Path, git_dir: Path,
+                     before_removing: Callable[[], object] = lambda: None,
+                     timeout: float = 30) -> tuple[int, subprocess.Popen, int]:
+    """Start a server, `start(port)`, after a kill: (port, process, locks removed).
+    A git the kill interrupted leaves its locks (index.lock, HEAD.lock, a branch's);
+    the start-up then refuses, naming one as git does. The operator's fix, removing
+    the stale locks it names, is applied and the server started again (a kill inside
+    `git commit` can leave two: two refusals). Any other failure raises."""
+    removed = 0
+    for _attempt in range(4):
+        port = free_port()
+        seen = log.stat().st_size if log.exists() else 0
+        proc = start(port)
+        try:
+            wait_for_port(port, proc, timeout=timeout, log=log)
+            return port, proc, removed
+        except RuntimeError:
+            stop(proc)
+            # Only this start's output: the log also holds earlier starts' messages,
+            # naming locks already removed.
+            said = log.read_bytes()[seen:].decode(errors="replace")
+            locks = {Path(name) for name in STALE_LOCK.findall(said)}
+            if not locks or not all(lk.exists() and git_dir in lk.parents for lk in locks):
+                raise
+            before_removing()
+            for lock in locks:
+                lock.unlink()
+                removed += 1
+    raise AssertionError("server did not come back")
 
 
 class ThreadedServer:
@@ -126,28 +152,6 @@ class ThreadedServer:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.thread.join(timeout=10)
-
-
-def start_gunicorn(content: Path, users_file: Path, cache: Path, port: int, workers: int = 2,
-                   log: Path | None = None, extra: tuple[str, ...] = ()) -> subprocess.Popen:
-    env = dict(os.environ, CALENDAR_CONTENT=str(content), CALENDAR_USERS=str(users_file),
-               CALENDAR_CACHE=str(cache), PYTHONPATH=str(REPO_ROOT))
-    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
-    return subprocess.Popen(
-        # The production configuration (README), so every gunicorn test runs with it.
-        [str(VENV_BIN / "gunicorn"), "-c", "python:calendar_app.gunicorn_conf",
-         "-w", str(workers), "-b", f"127.0.0.1:{port}", "--timeout", "120", "--graceful-timeout", "5", *extra, "calendar_app.wsgi:app"],
-        cwd=REPO_ROOT, env=env, stdout=out, stderr=out, start_new_session=True)
-
-
-def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
 
 
 # -- the state of a content tree, read straight from the files --------------------------

@@ -12,26 +12,14 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from conftest import SAMPLE, build_sample_site, site_options
 
-from calendar_app.site import Builder, Options, build
-
-REPO = Path(__file__).resolve().parent.parent
-NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
-BASE_URL = "https://example.org/calendar/"
-
-
-def options(content: Path, out: Path, cache: Path) -> Options:
-    return Options(content=content, out=out, now=NOW, base_url=BASE_URL, cache_dir=cache,
-                   progress=False)
+from calendar_app.site import Builder, build
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("lists")
-    shutil.copytree(REPO / "content", tmp / "content")
-    report = build(options(tmp / "content", tmp / "public", tmp / "cache"))
-    assert report.written and not report.problems
-    return tmp / "public"
+    return build_sample_site(tmp_path_factory.mktemp("lists"))
 
 
 class Items(HTMLParser):
@@ -199,8 +187,8 @@ def test_incremental_builds_follow_new_months_and_images(tmp_path: Path) -> None
     sizes: a running builder gives the bytes of a full build (the pages' bytes, for
     the image: the JSON snapshots' image sizes do not follow a replaced file yet)."""
     content = tmp_path / "content"
-    shutil.copytree(REPO / "content", content)
-    builder = Builder(options(content, tmp_path / "a", tmp_path / "cache"))
+    shutil.copytree(SAMPLE, content)
+    builder = Builder(site_options(content, tmp_path / "a", tmp_path / "cache"))
     try:
         builder.build()
         source = content / "events/2027/jazz-night-march-2027.yaml"
@@ -220,7 +208,7 @@ def test_incremental_builds_follow_new_months_and_images(tmp_path: Path) -> None
         page = (tmp_path / "a/events/list/index.html").read_text()
         assert jump_links(page)[-1][1] == "2029-03"
         fresh = tmp_path / "full-1"
-        build(options(content, fresh, tmp_path / "cache-1"))
+        build(site_options(content, fresh, tmp_path / "cache-1"))
         assert tree(tmp_path / "a") == tree(fresh)
 
         # A wider image under the same name: list pages show its new size.
@@ -232,7 +220,7 @@ def test_incremental_builds_follow_new_months_and_images(tmp_path: Path) -> None
         assert "events/list/index.html" in report.written
         assert 'width="800" height="500"' in (tmp_path / "a/events/list/index.html").read_text()
         fresh = tmp_path / "full-2"
-        build(options(content, fresh, tmp_path / "cache-2"))
+        build(site_options(content, fresh, tmp_path / "cache-2"))
         pages = {p: b for p, b in tree(tmp_path / "a").items() if p.suffix == ".html"}
         assert pages == {p: b for p, b in tree(fresh).items() if p.suffix == ".html"}
     finally:

@@ -9,29 +9,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import NOW, SAMPLE, build_sample_site, site_options
 
-from calendar_app.site import Builder, Options, build
+from calendar_app.site import Builder, build
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
-REPO = Path(__file__).resolve().parent.parent
-NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
 INDEX = "events/search/search-index.js"
 PAGE = "events/search/index.html"
 
 
-def options(content: Path, out: Path, cache: Path) -> Options:
-    return Options(content=content, out=out, now=NOW, base_url="https://example.org/calendar/",
-                   cache_dir=cache, progress=False)
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("search")
-    shutil.copytree(REPO / "content", tmp / "content")
-    report = build(options(tmp / "content", tmp / "public", tmp / "cache"))
-    assert report.written and not report.problems
-    return tmp / "public"
+    return build_sample_site(tmp_path_factory.mktemp("search"))
 
 
 def load_index(site: Path) -> dict:
@@ -76,8 +66,8 @@ def test_index_rows(site: Path) -> None:
 
 def test_index_is_signed_like_every_output(tmp_path: Path) -> None:
     content = tmp_path / "content"
-    shutil.copytree(REPO / "content", content)
-    builder = Builder(options(content, tmp_path / "out", tmp_path / "cache"))
+    shutil.copytree(SAMPLE, content)
+    builder = Builder(site_options(content, tmp_path / "out", tmp_path / "cache"))
     try:
         assert INDEX in builder.build().written
         stamp = (tmp_path / "out" / INDEX).stat().st_mtime_ns
@@ -91,7 +81,7 @@ def test_index_is_signed_like_every_output(tmp_path: Path) -> None:
         assert rows["event/kids-clay-workshop-2027/"][1] == "Kids Pottery Workshop"
         assert (tmp_path / "out" / INDEX).stat().st_mtime_ns != stamp
         fresh = tmp_path / "fresh"
-        build(options(content, fresh, tmp_path / "cache-2"))
+        build(site_options(content, fresh, tmp_path / "cache-2"))
         assert (fresh / INDEX).read_bytes() == (tmp_path / "out" / INDEX).read_bytes()
     finally:
         builder.close()

@@ -17,11 +17,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import BASE, NOW, REPO_ROOT, SAMPLE, git
+from gitserver import GitDaemon, bare_copy
 from test_reliability_concurrency import (
     Http,
     ThreadedServer,
@@ -52,8 +52,7 @@ def remote(tmp_path: Path) -> Path:
     git(seed, "init", "-q", "-b", "main")
     git(seed, "add", "-A")
     git(seed, "commit", "-q", "-m", "initial calendar")
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(bare)], check=True)
+    bare = bare_copy(seed, tmp_path, "remote.git")
     shutil.rmtree(seed)
     return bare
 
@@ -83,26 +82,6 @@ def remote_file(remote: Path, relpath: str) -> dict:
 def replace_key(text: str, key: str, line: str) -> str:
     lines = [line if ln.startswith(f"{key}:") else ln for ln in text.splitlines()]
     return "\n".join(lines) + "\n"
-
-
-@contextlib.contextmanager
-def git_daemon(base: Path) -> Iterator[str]:
-    """`git daemon` serving `base` on 127.0.0.1 with pushes enabled; its URL prefix."""
-    port = free_port()
-    proc = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
-         f"--base-path={base}", "--listen=127.0.0.1", f"--port={port}", str(base)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 10
-        while subprocess.run(["git", "ls-remote", f"git://127.0.0.1:{port}/remote.git"],
-                             check=False, capture_output=True).returncode:
-            assert time.monotonic() < deadline and proc.poll() is None, "no git daemon"
-            time.sleep(0.05)
-        yield f"git://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def make_app(tmp_path: Path, url: str, name: str = "server", **extra: object):
@@ -213,8 +192,8 @@ def test_end_to_end_over_git_daemon_with_signed_webhooks(tmp_path: Path, remote:
     """Over git:// and real HTTP: a write lands in the remote; a commit another clone
     pushes is visible on the very next request after each forge's signed webhook; a
     bad signature is refused with nothing fetched."""
-    with git_daemon(tmp_path) as base_url:
-        url = f"{base_url}/remote.git"
+    with GitDaemon(tmp_path) as daemon:
+        url = daemon.url("remote.git")
         app = make_app(tmp_path, url)
         server_clone = tmp_path / "server"
         with ThreadedServer(app) as server:
