@@ -520,8 +520,8 @@ def _own_outputs(last: _Last, record: Record) -> set[str]:
 
 
 def _series(events: list[EventView]) -> list[EventView]:
-    """The events with each occurrence replaced by its series, each series once (at
-    its first occurrence's place): feeds carry a series as one VEVENT with its rule."""
+    """The events with each occurrence replaced by its series, each series once:
+    feeds carry a series as one VEVENT with its rule."""
     seen: set[int] = set()
     found = []
     for e in events:
@@ -530,7 +530,8 @@ def _series(events: list[EventView]) -> list[EventView]:
         elif e.series.id not in seen:
             seen.add(e.series.id)
             found.append(e.series)
-    return found
+    # In DTSTART order: a series whose first date has left the window comes first.
+    return sorted(found, key=lambda e: (e.start_utc, e.end_utc, e.id))
 
 
 def _nothing() -> bytes:
