@@ -194,6 +194,8 @@ class SiteModel:
         self._children: dict[int, list[Record]] = {}
         self._upcoming: dict[int, list[EventView]] = {}
         self._upcoming_at = self.now_utc
+        # Series id -> (now, its upcoming dates): asked twice by each of its pages.
+        self._dates: dict[int, tuple[dt.datetime, list[EventView]]] = {}
         self.deps: dict[int, tuple[int, ...]] = {}  # event id -> ids its page shows
         self._listed_keys: list[tuple[dt.datetime, dt.datetime, int]] | None = None
         self.api_rep: Representer | None = None  # set by the builder for snapshots
@@ -260,9 +262,9 @@ class SiteModel:
 
     def _occurrences(self, series: EventView) -> list[EventView]:
         found = []
+        zone = series.zone
         for item in occurrences.numbered(series.record, self.settings, self.today):
             record = occurrences.as_record(item)
-            zone = series.zone
             start, end = record.data["start_date"], record.data["end_date"]
             # Organizers and terms belong to the series; a change may name a venue.
             venue = series.venue
@@ -281,7 +283,11 @@ class SiteModel:
     def upcoming_dates(self, event: EventView) -> list[EventView]:
         """The occurrences of the event's series still to come (none for a single event)."""
         series = event.series or event
-        return [o for o in self.occurrences.get(series.id, ()) if o.end_utc >= self.now_utc]
+        found = self._dates.get(series.id)
+        if found is None or found[0] != self.now_utc:  # "now" moves under --watch
+            found = self._dates[series.id] = (self.now_utc, [
+                o for o in self.occurrences.get(series.id, ()) if o.end_utc >= self.now_utc])
+        return found[1]
 
     def refresh_event(self, view: EventView, record: Record) -> None:
         """A new version of an event that stays where it was (only its text changed)."""
@@ -369,6 +375,8 @@ class SiteModel:
         if self._upcoming_at != self.now_utc:
             self._upcoming = {}
             self._upcoming_at = self.now_utc
+        # Series id -> (now, its upcoming dates): asked twice by each of its pages.
+        self._dates: dict[int, tuple[dt.datetime, list[EventView]]] = {}
         found = self._upcoming.get(record.id)
         if found is None:
             found = self._upcoming[record.id] = [e for e in self.events_of(record)
