@@ -69,13 +69,13 @@ def pager(page: str) -> list[str]:
 
 
 def test_pager_shows_a_window_of_pages(site: Path) -> None:
-    # 52 upcoming events, 10 a page: 6 pages.
+    # 61 upcoming events (the pottery class's seven dates among them), 10 a page: 7 pages.
     first = read(site, "events/list/index.html")
-    assert pager(first) == ["[1]", "2", "3", "…", "6", "Next page →"]
+    assert pager(first) == ["[1]", "2", "3", "…", "7", "Next page →"]
     assert pager(read(site, "events/list/page/4/index.html")) == [
-        "← Previous page", "1", "2", "3", "[4]", "5", "6", "Next page →"]
-    assert pager(read(site, "events/list/page/6/index.html")) == [
-        "← Previous page", "1", "…", "4", "5", "[6]"]
+        "← Previous page", "1", "2", "3", "[4]", "5", "6", "7", "Next page →"]
+    assert pager(read(site, "events/list/page/7/index.html")) == [
+        "← Previous page", "1", "…", "5", "6", "[7]"]
     assert 'href="../../../../events/list/page/3/index.html"' in read(site, "events/list/page/4/index.html")
 
 

@@ -101,10 +101,11 @@ def slugs(cal: icalendar.Calendar) -> set[str]:
 
 
 def upcoming_slugs(site: Path) -> set[str]:
-    """The events the upcoming list pages show."""
+    """The events the upcoming list pages show (a recurring event's by its dates' pages)."""
     pages = [site / "events/list/index.html", *(site / "events/list/page").glob("*/index.html")]
     found = {slug for page in pages
-             for slug in re.findall(r'href="[./]*event/([^/"]+)/index.html"', page.read_text())}
+             for slug in re.findall(r'href="[./]*event/([^/"]+)/(?:[\d-]+/)?index.html"',
+                                     page.read_text())}
     assert "online-talk-saving-seeds" in found
     return found
 

@@ -140,3 +140,15 @@ def test_nightly_rebuild_example_builds(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "public/events/search/search-index.js").exists()
     assert (tmp_path / "public/assets/now.js").exists()
+
+
+def test_ended_dates_leave_a_series_upcoming_dates(site: Path, read_at) -> None:
+    # The pottery class's dates: Mar 2, 9, 23, 30, Apr 6, 13, 20 2027 (19:00-21:00
+    # Pacific). Read on Mar 24: the first three have ended.
+    path = "event/beginners-pottery-class-2027/index.html"
+    dates = "section.event-dates li:not([hidden]) time"
+    assert len(read_at(site, path, BUILT).locator(dates).all()) == 7
+    later = dt.datetime(2027, 3, 24, 12, 0, tzinfo=dt.UTC)
+    shown = [t.get_attribute("datetime") for t in read_at(site, path, later).locator(dates).all()]
+    assert shown == ["2027-03-30T19:00:00-07:00", "2027-04-06T19:00:00-07:00",
+                     "2027-04-13T19:00:00-07:00", "2027-04-20T19:00:00-07:00"]

@@ -38,6 +38,7 @@ PAGES = {
     "event": "event/holiday-messiah-sing-along-2026/index.html",
     "event in another zone, in CAD": "event/northbound-shorts-toronto-2027/index.html",
     "multi-day event": "event/winter-lights-festival-2027/index.html",
+    "occurrence of a recurring event": "event/beginners-pottery-class-2027/2027-04-13/index.html",
     "venue": "venue/magnolia-arts-center/index.html",
     "organizer": "organizer/inland-chamber-players/index.html",
     "category": "events/category/music/index.html",

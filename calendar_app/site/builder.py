@@ -302,6 +302,8 @@ class Builder:
             view, record = views.get(record_id), catalog.records[record_id]
             if view is None or record.status != view.record.status:
                 return None
+            if record_id in model.occurrences:  # its occurrences' views hold copies
+                return None
             old, new = view.record.data, record.data
             if any(old.get(k) != new.get(k) for k in old.keys() | new.keys()
                    if k not in CONTENT_FIELDS):
@@ -427,7 +429,8 @@ class Builder:
 
         def output(path: str, events: list[EventView], name: str) -> Output:
             # The events' ids are the shape: the day moves the window, this list shows it.
-            events = [e for e in events if e.end_utc >= since]
+            # A series is one VEVENT with its rule, there while any of its dates is.
+            events = _series([e for e in events if e.end_utc >= since])
             return Output(path, deps(events), f"ics {host} {name} {[e.id for e in events]}",
                           lambda: ical.feed(events, name, vevent, model.site_tz, refresh),
                           kind="ics-feed")
@@ -509,10 +512,26 @@ def _own_outputs(last: _Last, record: Record) -> set[str]:
     own = {folder + "index.html", folder + "event.ics", folder + "calendar.ics",
            *single_paths(record)}
     own.update(o.path for o in last.outputs if o.path.startswith(folder + "page/"))
+    own.update(o.path for o in last.model.occurrences.get(record.id, ()))
     image = record.get("image")
     if image and "://" not in str(image):
         own.add(str(image))
     return own
+
+
+def _series(events: list[EventView]) -> list[EventView]:
+    """The events with each occurrence replaced by its series, each series once:
+    feeds carry a series as one VEVENT with its rule."""
+    seen: set[int] = set()
+    found = []
+    for e in events:
+        if e.series is None:
+            found.append(e)
+        elif e.series.id not in seen:
+            seen.add(e.series.id)
+            found.append(e.series)
+    # In DTSTART order: a series whose first date has left the window comes first.
+    return sorted(found, key=lambda e: (e.start_utc, e.end_utc, e.id))
 
 
 def _nothing() -> bytes:

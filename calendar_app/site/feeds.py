@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from .. import dates, markup
 from . import paths
-from .model import SiteModel
+from .model import EventView, SiteModel
 from .pages import Pages, media_stamp
 from .plan import Output, ids
 from .render import STATIC_PREFIX, static_bytes, static_files
@@ -21,7 +21,7 @@ def _stamp(moment: dt.datetime, zone_name: str) -> str:
 
 def atom(pages: Pages) -> Output:
     model = pages.model
-    events = model.upcoming[:ATOM_ENTRIES]
+    events = _next_dates(model.upcoming)[:ATOM_ENTRIES]
 
     def render() -> bytes:
         entries = []
@@ -38,8 +38,20 @@ def atom(pages: Pages) -> Output:
         updated = max((x["updated"] for x in entries), default="1970-01-01T00:00:00Z")
         return pages.render("feed.xml", paths.ATOM, entries=entries, updated=updated,
                             feed_url=pages.base_url + paths.ATOM, home_url=pages.base_url)
-    deps = tuple(i for e in events for i in ids((e.record, e.venue)))
+    deps = tuple(i for e in events for i in (e.source_id, *ids((e.venue,))))
     return Output(paths.ATOM, deps, f"atom {[e.id for e in events]}", render, kind="feed")
+
+
+def _next_dates(events: list[EventView]) -> list[EventView]:
+    """The events with only the next date of each series: an entry announces an event
+    (its page lists the other dates); a daily class would fill the feed otherwise."""
+    seen: set[int] = set()
+    found = []
+    for e in events:
+        if e.series is None or e.source_id not in seen:
+            seen.add(e.source_id)
+            found.append(e)
+    return found
 
 
 def sitemap(pages: Pages, outputs: list[Output]) -> Output:
@@ -48,8 +60,9 @@ def sitemap(pages: Pages, outputs: list[Output]) -> Output:
     listings (their pages say `noindex`) and the home page, whose canonical address is
     the first upcoming page's (Pages._list), listed itself."""
     model = pages.model
-    lastmod = {e.path: e.record.get("modified") or e.record.get("date") for e in model.events}
-    hidden = {e.path for e in model.events if e.record.get("hide_from_listings")}
+    events = [*model.events, *(o for found in model.occurrences.values() for o in found)]
+    lastmod = {e.path: e.record.get("modified") or e.record.get("date") for e in events}
+    hidden = {e.path for e in events if e.record.get("hide_from_listings")}
     entries = [(pages.base_url + paths.folder(o.path),
                 lastmod[o.path].date().isoformat() if lastmod.get(o.path) else "")
                for o in outputs if o.path.endswith(".html")

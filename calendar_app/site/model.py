@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
-from .. import cost, dates, markup
+from .. import cost, dates, markup, occurrences
 from ..catalog import Catalog
 from ..records import Record
 from ..represent import Representer
@@ -47,10 +47,15 @@ class EventView:
     # Markdown of a description is converted once per build and matches the API.
     body: Callable[[], dict] = field(default=dict, repr=False)
     items: dict = field(default_factory=dict, repr=False)  # render.cached_item
+    # An occurrence's series (docs/recurring-events.md): the occurrence shares its
+    # record file, so outputs showing it depend on the series' record (`source_id`).
+    series: EventView | None = None
     id: int = field(init=False)  # asked a million times in a 10,000-event build
+    source_id: int = field(init=False)  # the catalog record behind the view
 
     def __post_init__(self) -> None:
         self.id = self.record.id
+        self.source_id = self.series.id if self.series is not None else self.id
 
     @property
     def slug(self) -> str:
@@ -58,7 +63,8 @@ class EventView:
 
     @property
     def ics_path(self) -> str:
-        return paths.folder(self.path) + "event.ics"
+        # An occurrence is downloaded as its series: the .ics with the rule.
+        return paths.folder((self.series or self).path) + "event.ics"
 
     @cached_property
     def title(self) -> Markup:
@@ -188,6 +194,8 @@ class SiteModel:
         self._children: dict[int, list[Record]] = {}
         self._upcoming: dict[int, list[EventView]] = {}
         self._upcoming_at = self.now_utc
+        # Series id -> (now, its upcoming dates): asked twice by each of its pages.
+        self._dates: dict[int, tuple[dt.datetime, list[EventView]]] = {}
         self.deps: dict[int, tuple[int, ...]] = {}  # event id -> ids its page shows
         self._listed_keys: list[tuple[dt.datetime, dt.datetime, int]] | None = None
         self.api_rep: Representer | None = None  # set by the builder for snapshots
@@ -197,9 +205,17 @@ class SiteModel:
         self.organizers = self._published("organizers")
         self.categories = sorted(catalog.all("categories"), key=_by_name)
         self.tags = sorted(catalog.all("tags"), key=_by_name)
+        # Single events and series: one page, .ics and snapshot each.
         self.events = sorted((self._event(r) for r in self._published("events")),
                              key=lambda e: (e.start_utc, e.end_utc, e.id))
-        self.listed = [e for e in self.events if not e.record.get("hide_from_listings")]
+        # Series id -> its occurrences within the horizon, cancelled ones left out (as
+        # Events Calendar Pro does): each has a page, and lists show them, not the series.
+        self.occurrences: dict[int, list[EventView]] = {
+            e.id: self._occurrences(e) for e in self.events if e.record.get("recurrence")}
+        listed = [e for e in self.events if e.id not in self.occurrences]
+        listed += [o for found in self.occurrences.values() for o in found]
+        self.listed = sorted((e for e in listed if not e.record.get("hide_from_listings")),
+                             key=lambda e: (e.start_utc, e.end_utc, e.id))
         # Upcoming: still running or yet to start (the plugin's end >= now).
         self.upcoming = [e for e in self.listed if e.end_utc >= self.now_utc]
         self.past = sorted((e for e in self.listed if e.end_utc < self.now_utc),
@@ -243,6 +259,35 @@ class SiteModel:
                               key=_by_name),
             tags=sorted(self._visible("tags", record.get("tags")), key=_by_name),
             body=lambda: self.body(record))
+
+    def _occurrences(self, series: EventView) -> list[EventView]:
+        found = []
+        zone = series.zone
+        for item in occurrences.numbered(series.record, self.settings, self.today):
+            record = occurrences.as_record(item)
+            start, end = record.data["start_date"], record.data["end_date"]
+            # Organizers and terms belong to the series; a change may name a venue.
+            venue = series.venue
+            if "venue" in item.occurrence.overrides:
+                venues = self._visible("venues", record.get("venue"))
+                venue = venues[0] if venues else None
+            found.append(EventView(
+                record=record, tzname=series.tzname, start=start, end=end,
+                start_utc=dates.to_utc(start, zone), end_utc=dates.to_utc(end, zone),
+                all_day=series.all_day, path=self.page_of(record), venue=venue,
+                organizers=series.organizers, categories=series.categories,
+                tags=series.tags, body=lambda record=record: self.body(record),
+                series=series))
+        return sorted(found, key=lambda e: (e.start_utc, e.end_utc, e.id))
+
+    def upcoming_dates(self, event: EventView) -> list[EventView]:
+        """The occurrences of the event's series still to come (none for a single event)."""
+        series = event.series or event
+        found = self._dates.get(series.id)
+        if found is None or found[0] != self.now_utc:  # "now" moves under --watch
+            found = self._dates[series.id] = (self.now_utc, [
+                o for o in self.occurrences.get(series.id, ()) if o.end_utc >= self.now_utc])
+        return found[1]
 
     def refresh_event(self, view: EventView, record: Record) -> None:
         """A new version of an event that stays where it was (only its text changed)."""
@@ -330,6 +375,8 @@ class SiteModel:
         if self._upcoming_at != self.now_utc:
             self._upcoming = {}
             self._upcoming_at = self.now_utc
+        # Series id -> (now, its upcoming dates): asked twice by each of its pages.
+        self._dates: dict[int, tuple[dt.datetime, list[EventView]]] = {}
         found = self._upcoming.get(record.id)
         if found is None:
             found = self._upcoming[record.id] = [e for e in self.events_of(record)
@@ -359,8 +406,14 @@ class SiteModel:
         key = (event.start_utc, event.end_utc, event.id)
         i = bisect_left(keys, key)
         after = i + 1 if i < len(keys) and keys[i] == key else i
-        return (listed[i - 1] if i > 0 else None,
-                listed[after] if after < len(listed) else None)
+        # A series' page skips its own occurrences (its first date would be "next");
+        # an occurrence's page walks the lists, its series' other dates included.
+        own = event.id if event.id in self.occurrences else None
+        before = next((listed[j] for j in range(i - 1, -1, -1)
+                       if listed[j].source_id != own), None)
+        later = next((listed[j] for j in range(after, len(listed))
+                      if listed[j].source_id != own), None)
+        return before, later
 
     def breadcrumb_categories(self, event: EventView) -> list[Record]:
         """The event's deepest category (first by name among equals) and its parents,

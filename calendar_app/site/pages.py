@@ -22,6 +22,7 @@ from .model import EventView, SiteModel, address_lines, map_url
 from .plan import Output, ids
 
 SITE_DATA = paths.ASSETS + "calendar-data.js"
+UPCOMING_DATES = 10  # dates of a series listed on its pages (and how many more)
 MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                        "Nov", "Dec")
 
@@ -55,7 +56,7 @@ def listing_deps(events: list[EventView]) -> tuple[int, ...]:
     """A list item shows the event and its venue's name and city."""
     found: list[int] = []
     for e in events:
-        found.append(e.id)
+        found.append(e.source_id)
         if e.venue is not None:
             found.append(e.venue.id)
     return tuple(found)
@@ -66,8 +67,8 @@ def event_deps(model: SiteModel, e: EventView) -> tuple[int, ...]:
     found = model.deps.get(e.id)
     if found is None:  # asked by each of the event's outputs and by every feed it is in
         parents = [p for c in e.categories for p in model.parents(c)]
-        found = model.deps[e.id] = ids((e.record, e.venue, *e.organizers, *e.categories,
-                                         *parents, *e.tags))
+        found = model.deps[e.id] = (e.source_id, *ids((e.venue, *e.organizers,
+                                                       *e.categories, *parents, *e.tags)))
     return found
 
 
@@ -154,6 +155,9 @@ class Pages:
         yield from self.days()
         for event in self.model.events:
             yield self.event_page(event)
+        for found in self.model.occurrences.values():
+            for occurrence in found:
+                yield self.event_page(occurrence)
         for record in (*self.model.venues, *self.model.organizers,
                        *self.model.categories, *self.model.tags):
             yield from self.collection_pages(record)
@@ -255,9 +259,12 @@ class Pages:
         image = e.record.get("image")
         # The previous/next links show the neighbours' titles and dates: an edit of
         # one of them signs (and --watch re-renders) this page too.
-        neighbours = [n.id for n in self.model.neighbours(e) if n is not None]
-        return Output(e.path, (*event_deps(self.model, e), *neighbours),
-                      f"event {media_stamp(self.model, image)} {neighbours}",
+        neighbours = [n for n in self.model.neighbours(e) if n is not None]
+        # The upcoming dates of a series move with "now": the ones shown are the shape.
+        dates = self.model.upcoming_dates(e)
+        return Output(e.path, (*event_deps(self.model, e), *(n.source_id for n in neighbours)),
+                      f"event {media_stamp(self.model, image)} {[n.id for n in neighbours]} "
+                      f"{[o.id for o in dates[:UPCOMING_DATES]]} {len(dates)}",
                       lambda: self._event(e))
 
     def _event(self, e: EventView) -> bytes:
@@ -270,6 +277,7 @@ class Pages:
         show_link = bool(venue is not None and e.record.get("show_map_link", True)
                          and venue.get("show_map_link", True))
         before, after = model.neighbours(e)
+        upcoming = model.upcoming_dates(e)
         # `<` escaped as well: no "</script>" or "<!--" can end the JSON-LD early.
         json_ld = dumps(page_json_ld(model.rep, e.record, body)).replace("<", "\\u003c")
         return self.render(
@@ -288,7 +296,9 @@ class Pages:
             organizer_paths={o.id: model.page_of(o) for o in e.organizers},
             breadcrumbs=[{"name": c.name, "path": model.page_of(c)}
                          for c in model.breadcrumb_categories(e)],
-            all_events=paths.page(paths.UPCOMING), prev_event=before, next_event=after)
+            all_events=paths.page(paths.UPCOMING), prev_event=before, next_event=after,
+            upcoming_dates=upcoming[:UPCOMING_DATES], more_dates=len(upcoming) - UPCOMING_DATES,
+            series=e.series)
 
     def collection_pages(self, record: Record) -> Iterator[Output]:
         """A record's page, its upcoming events paginated like the lists."""

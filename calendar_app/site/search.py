@@ -53,7 +53,7 @@ def outputs(pages: Pages) -> Iterator[Output]:
     venues = _venues(events)
     categories = model.categories
     terms = ids((*venues, *categories))
-    yield Output(INDEX, (*terms, *(e.id for e in events)),
+    yield Output(INDEX, (*terms, *(e.source_id for e in events)),
                  f"search-index {[e.id for e in events]}",
                  lambda: index_script(pages), kind="search")
     yield Output(PAGE, terms, f"search-page {list(terms)}",

@@ -74,6 +74,10 @@
   }
 
   document.querySelectorAll("[data-upcoming]").forEach(hideEnded);
+  // A recurring event's "Upcoming dates" (the count of further dates stays as built).
+  document.querySelectorAll(".event-dates li[data-end]").forEach(function (item) {
+    if (Date.parse(item.getAttribute("data-end")) < now.getTime()) { item.hidden = true; }
+  });
   moveToday();
   fixMonthLink();
 })();
