@@ -52,9 +52,12 @@ MAX_ROUNDS = 5  # push refused, fetch, rebase, push again: give up (queued) afte
 RETRY_SECONDS = 10.0  # a failed exchange is tried again this soon, polling or not
 NETWORK_TIMEOUT = 120  # seconds for one fetch or push: a hung remote cannot hold writes
 AUTHOR = "calendar-app <calendar-app@localhost>"
-# git's words for a push refused because the remote branch moved on.
+# git's words for a push refused because the remote branch moved on. Two pushes that
+# arrive together at one server: the second one's ref update finds the ref already moved
+# ("cannot lock ref ...: is at X but expected Y", "[remote rejected] (failed to update
+# ref)"), a lost race like a non-fast-forward, not a broken remote.
 _REFUSED = re.compile(r"\[rejected\]|non-fast-forward|fetch first|\[remote rejected\].*"
-                      r"(?:lock|stale)|stale info")
+                      r"(?:lock|stale|failed to update ref)|stale info|cannot lock ref")
 
 
 class SyncError(RuntimeError):

@@ -272,6 +272,38 @@ def test_refused_push_is_rebased_and_retried(tmp_path: Path, remote: Path,
     app.extensions["calendar"].close()
 
 
+def test_push_that_loses_the_ref_update_race_is_retried(tmp_path: Path, remote: Path,
+                                                        admin: dict) -> None:
+    """Two pushes arriving together at one server: ours passes the fast-forward check,
+    then finds the branch moved before its ref update ("cannot lock ref ... but
+    expected", "[remote rejected] (failed to update ref)"). That is a lost race, as a
+    non-fast-forward is: fetch, rebase, push again, not a failed sync. A pre-receive
+    hook on the remote moves the branch once, exactly in that window."""
+    app = make_app(tmp_path, str(remote))
+    client = started(app)
+    editor = tmp_path / "editor"
+    subprocess.run(["git", "clone", "-q", str(remote), str(editor)], check=True)
+    (editor / "venues/racing-venue.yaml").write_text(
+        "id: 9002\nname: Racing venue\nslug: racing-venue\n")
+    git(editor, "add", "-A")
+    git(editor, "commit", "-q", "-m", "the other push")
+    git(editor, "push", "-q", "origin", "HEAD:refs/heads/racer")
+    theirs = git(editor, "rev-parse", "HEAD").strip()
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\n[ -e race-done ] && exit 0\ntouch race-done\n"
+                    # Outside the push's quarantine, as another push's update would be.
+                    "env -u GIT_QUARANTINE_PATH git update-ref refs/heads/main refs/heads/racer\n")
+    hook.chmod(0o755)
+    resp = client.post(f"{BASE}/venues", headers=admin, json={"venue": "Server venue"})
+    assert resp.status_code == 201, resp.json
+    assert resp.headers["X-Calendar-Sync"] == "pushed"
+    assert (remote / "race-done").exists()  # the race did happen
+    _ours, parent, *_ = git(remote, "log", "-1", "--format=%H %P", "main").split()
+    assert parent == theirs  # rebased on the commit that won the race
+    assert git(remote, "show", "main:venues/racing-venue.yaml")
+    app.extensions["calendar"].close()
+
+
 def test_same_record_different_keys_keeps_both(tmp_path: Path, remote: Path,
                                                admin: dict) -> None:
     app = make_app(tmp_path, str(remote))
