@@ -220,21 +220,14 @@ def main() -> None:
     text = "\n".join(table)
     print(text)
     if not args.no_results:
+        # Appended as a dated run at the end: earlier runs and their hand-written notes
+        # stay (replacing the section lost them once).
         results = REPO / "bench" / "RESULTS.md"
-        stamp = dt.date.today().isoformat()
-        section = (f"\n## Static site\n\n`python bench/build_bench.py` on {stamp}; "
-                   f"times are wall clock.\n\n{text}\n")
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
         existing = results.read_text() if results.exists() else "# Benchmark results\n"
-        # Replace the section (its notes are hand-written: keep them in the review).
-        start = existing.find("\n## Static site\n")
-        if start >= 0:
-            end = existing.find("\n## ", start + 1)
-            rest = existing[end:] if end >= 0 else ""
-            existing = existing[:start].rstrip("\n") + "\n" + section + rest
-        else:
-            existing = existing.rstrip("\n") + "\n" + section
-        results.write_text(existing)
-
+        results.write_text(existing.rstrip("\n") + f"\n\n## Static site run, {stamp}\n\n"
+                           f"`python bench/build_bench.py`; times are wall clock.\n\n"
+                           f"{text}\n")
 
 if __name__ == "__main__":
     main()
