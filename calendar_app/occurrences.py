@@ -7,15 +7,14 @@ post whose dates are the occurrence's. Here an occurrence id is
 from the first (excluded and cancelled dates keep theirs), so an id stays the same
 while the series is edited, and says which series it belongs to without a lookup.
 
-Expansion is cached per file: a record that did not change between catalog versions
-is the same object, so its occurrences are reused; only changed files and a new day
-(the horizon moves) expand again.
+Expansion is cached on the record: a record that did not change between catalog
+versions is the same object, so its occurrences are reused; only changed files, a new
+day (the horizon moves) and a new calendar timezone expand again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from dataclasses import dataclass
 
 from . import dates, recurrence
@@ -47,10 +46,6 @@ class Listed:
     occurrence: recurrence.Occurrence
 
 
-_cache: dict[str, tuple[dict, dt.datetime, tuple[recurrence.Occurrence, ...]]] = {}
-_cache_lock = threading.Lock()
-
-
 def expanded(record: Record, settings: dict, today: dt.date) -> tuple[recurrence.Occurrence,
                                                                       ...]:
     """Every occurrence of a recurring event up to the horizon (cancelled included)."""
@@ -58,14 +53,13 @@ def expanded(record: Record, settings: dict, today: dt.date) -> tuple[recurrence
     if not block:
         return ()
     until = recurrence.horizon(settings, today)
-    cached = _cache.get(record.path)
-    if cached is not None and cached[0] is record.data and cached[1] == until:
+    zone_name = str(record.get("timezone") or settings.get("timezone") or "UTC")
+    cached = record.expansion
+    if cached is not None and cached[0] == until and cached[1] == zone_name:
         return cached[2]
-    zone = dates.zone(str(record.get("timezone") or settings.get("timezone") or "UTC"))
     found = tuple(recurrence.expand(block, record.data["start_date"], record.data["end_date"],
-                                    until, zone))
-    with _cache_lock:
-        _cache[record.path] = (record.data, until, found)
+                                    until, dates.zone(zone_name)))
+    record.expansion = (until, zone_name, found)  # one assignment: safe across threads
     return found
 
 

@@ -7,6 +7,7 @@ keys and order of the resource description.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from dataclasses import dataclass
@@ -23,6 +24,10 @@ class Record:
     collection: str
     data: dict
     path: str  # relative to the content root
+    # A recurring event's occurrences, worked out once per record (an unchanged file
+    # keeps its Record across catalog versions, so only changed files expand again):
+    # (horizon, zone name, occurrences). Set by occurrences.expanded.
+    expansion: tuple | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def resource(self) -> Resource:

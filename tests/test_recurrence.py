@@ -252,3 +252,22 @@ def test_diff_says_what_happened_to_the_repetition(tmp_path: Path, capsys) -> No
     assert "#### Repetition changed (1)" in text
     assert ("- **Pottery**: every Tuesday 19:00, 8 times → every Tuesday 19:00, 5 times; "
             "cancelled on 2027-03-02; 3 occurrences removed") in text
+
+
+def test_expansion_is_kept_on_the_record_and_redone_when_the_zone_changes() -> None:
+    """An unchanged record reuses its occurrences; a new calendar timezone (for an event
+    without its own) or a new horizon expands again."""
+    from calendar_app.occurrences import expanded
+    from calendar_app.records import Record
+
+    record = Record("events", {"id": 7, "start_date": dt.datetime(2027, 3, 2, 19),
+                               "end_date": dt.datetime(2027, 3, 2, 21),
+                               "recurrence": {"rrule": "FREQ=WEEKLY;COUNT=3"}}, "events/x.yaml")
+    today = dt.date(2027, 1, 1)
+    first = expanded(record, {"timezone": "America/Los_Angeles"}, today)
+    assert len(first) == 3
+    assert expanded(record, {"timezone": "America/Los_Angeles"}, today) is first
+    assert record.expansion[1] == "America/Los_Angeles"
+    expanded(record, {"timezone": "Europe/Berlin"}, today)
+    assert record.expansion[1] == "Europe/Berlin"
+    assert expanded(record, {"timezone": "Europe/Berlin"}, dt.date(2027, 1, 2)) is not first
