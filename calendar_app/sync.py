@@ -14,8 +14,14 @@ The server is one clone among others (editors, CI, other instances):
   wins and our value is kept in a conflict record under `.calendar/conflicts/`,
   committed and pushed like any change, listed by `sync status`, reported by `check`.
 
-Every exchange runs under the content tree's write lock, so no interface write (in
-any worker process) happens during a rebase, and one process integrates at a time.
+Integrating and pushing run under the content tree's write lock, so no interface write
+(in any worker process) happens during a rebase, and one process integrates at a time.
+Fetching does not: the lock is held for network I/O only while pushing (and fetching
+again after a refused push), and every network call of one exchange together gets
+`SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
+in time is killed with its process group and marks the remote stalled (shared state):
+writes then answer "queued" at once, without trying, until an exchange from the
+background thread gets through again.
 `integrated_hooks` get the content-relative paths an integration changed (the
 catalog re-reads them, the journal tells the other workers) before the lock is let go.
 """
@@ -34,13 +40,14 @@ import shlex
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import clock as clocks
 from . import fieldmerge, slugs, yamlfile
-from .content import ContentTree, git_env
+from .content import NETWORK_TIMEOUT, ContentTree, git_env, run_git
 from .editorial.findings import WARNING, Finding
 
 log = logging.getLogger(__name__)
@@ -50,7 +57,9 @@ STATE_FILE = "sync-state.json"
 CONFLICTS_DIR = ".calendar/conflicts"
 MAX_ROUNDS = 5  # push refused, fetch, rebase, push again: give up (queued) after this
 RETRY_SECONDS = 10.0  # a failed exchange is tried again this soon, polling or not
-NETWORK_TIMEOUT = 120  # seconds for one fetch or push: a hung remote cannot hold writes
+# The first clone happens before serving (gunicorn's master, `serve`), outside any
+# request, and may bring a large history: it gets longer than one exchange.
+CLONE_TIMEOUT = 600.0
 AUTHOR = "calendar-app <calendar-app@localhost>"
 # git's words for a push refused because the remote branch moved on. Two pushes that
 # arrive together at one server: the second one's ref update finds the ref already moved
@@ -64,6 +73,10 @@ class SyncError(RuntimeError):
     """Sync cannot be set up or an exchange failed; the message says why."""
 
 
+class RemoteStalled(SyncError):
+    """A network git call got no answer in time (and was killed)."""
+
+
 @dataclass(frozen=True)
 class SyncSettings:
     remote: str  # a remote's name in the clone, or the URL to clone from
@@ -71,11 +84,41 @@ class SyncSettings:
     webhook_secret: str = ""
     poll: float = 0.0  # seconds between fetches; 0: webhooks only
     push: str = "wait"  # see the module docstring
+    timeout: float = NETWORK_TIMEOUT  # seconds for the network calls of one exchange
 
     def __post_init__(self) -> None:
         if self.push not in PUSH_MODES:
             raise SyncError(f"push mode must be one of {', '.join(PUSH_MODES)}, "
                             f"not {self.push!r}")
+        problem = poll_problem(self.poll) or timeout_problem(self.timeout)
+        if problem:
+            raise SyncError(problem)
+
+
+MIN_POLL = 0.1  # seconds: a shorter period is a busy loop, not polling
+
+
+def poll_problem(value: float) -> str:
+    """What is wrong with a polling period ("" when nothing): 0 is off."""
+    if not isinstance(value, (int, float)) or not (value == 0 or MIN_POLL <= value < 1e9):
+        return (f"the polling period must be 0 (off) or a number of seconds from "
+                f"{MIN_POLL:g}, not {value!r}")
+    return ""
+
+
+def seconds(value: object, name: str) -> float:
+    """A setting in seconds as given: a number, or text (the environment)."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise SyncError(f"{name} must be a number of seconds, not {value!r}") from None
+
+
+def timeout_problem(value: float) -> str:
+    """What is wrong with a network timeout ("" when nothing)."""
+    if not isinstance(value, (int, float)) or not 0 < value < 1e9:
+        return f"the network timeout must be a positive number of seconds, not {value!r}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -102,10 +145,10 @@ def _run(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | Non
                    LC_ALL="C")  # git's messages are parsed (_REFUSED)
     full.update(env or {})
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, env=full, capture_output=True,
-                              text=True, check=False, timeout=timeout)
+        proc = run_git(cwd, list(args), full, timeout)
     except subprocess.TimeoutExpired:
-        raise SyncError(f"git {args[0]} took longer than {timeout} s") from None
+        raise RemoteStalled(f"git {args[0]} got no answer from the remote within "
+                            f"{timeout:.3g} s (stopped)") from None
     if check and proc.returncode:
         raise SyncError(f"git {args[0]} failed: {_reason(proc.stderr or proc.stdout)}")
     return proc
@@ -119,7 +162,7 @@ def prepare_clone(content: Path, settings: SyncSettings) -> str:
     if not content.exists() or (content.is_dir() and not any(content.iterdir())):
         content.parent.mkdir(parents=True, exist_ok=True)
         _run(content.parent, "clone", "-q", "--branch", settings.branch, "--origin",
-             "origin", settings.remote, str(content.absolute()), timeout=NETWORK_TIMEOUT)
+             "origin", settings.remote, str(content.absolute()), timeout=CLONE_TIMEOUT)
         return "origin"
     if _run(content, "rev-parse", "--show-toplevel", check=False).returncode:
         raise SyncError(f"{content} is not a git clone; give an empty folder to clone "
@@ -156,11 +199,12 @@ def verify_webhook(header: Callable[[str], str | None], body: bytes, secret: str
 
 def pushed_ref(body: bytes) -> str:
     """The ref a forge's push event names (`ref`, the same key on GitHub, GitLab and
-    Gitea); "" when the body names none (a ping, another event): fetch to be sure."""
+    Gitea); "" when the body names none (a ping, another event): fetch to be sure.
+    Raises ValueError when the body is not JSON this can read (nested too deep too)."""
     try:
         payload = json.loads(body)
-    except ValueError:
-        return ""
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
     ref = payload.get("ref") if isinstance(payload, dict) else None
     return ref if isinstance(ref, str) and ref.startswith("refs/") else ""
 
@@ -227,7 +271,7 @@ class RemoteSync:
         self._stopping = True
         self._wake.set()
         if self._thread is not None and self._pid == os.getpid():
-            self._thread.join(timeout=NETWORK_TIMEOUT)
+            self._thread.join(timeout=self.settings.timeout + 5)
         self._thread = None
 
     def _loop(self) -> None:
@@ -245,8 +289,9 @@ class RemoteSync:
 
     # -- writes --------------------------------------------------------------------
     def on_commit(self) -> None:
-        """Called by the service after each interface commit, the write lock held."""
-        if self.settings.push == "wait":
+        """Called by the service after each interface commit, the write lock held.
+        While the remote is stalled the write does not wait for it: queued."""
+        if self.settings.push == "wait" and not read_state(self.state_path).get("stalled"):
             self._local.outcome = self.exchange_locked(fetch=False).state
             if self._local.outcome == "queued":
                 self._wake.set()  # the exchange thread retries until the remote takes it
@@ -262,40 +307,81 @@ class RemoteSync:
 
     # -- exchanging ----------------------------------------------------------------
     def exchange(self, fetch: bool = True) -> SyncResult:
-        """Fetch and integrate the remote branch, then push ours, under the lock."""
+        """Fetch the remote branch (writes go on meanwhile), then integrate it and push
+        ours under the write lock."""
+        deadline = time.monotonic() + self.settings.timeout
+        fetched = ""
+        if fetch:
+            known = read_state(self.state_path).get("upstream", "")
+            try:
+                fetched = self._fetch(deadline)
+            except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
+                return self._failed(exc, set())
         with self.tree.locked():
-            return self.exchange_locked(fetch)
+            if fetch and read_state(self.state_path).get("upstream", "") != known:
+                fetched = ""  # pushed or integrated meanwhile: that fetch may predate it
+            return self._rounds(deadline, fetch, fetched)
 
     def exchange_locked(self, fetch: bool = True) -> SyncResult:
         """`exchange` for a caller already holding the write lock (`tree.locked()`
         cannot be taken twice by one thread: its file lock is per open file)."""
+        return self._rounds(time.monotonic() + self.settings.timeout, fetch, "")
+
+    def _rounds(self, deadline: float, fetch: bool, fetched: str) -> SyncResult:
+        """Integrate and push, the lock held: `fetched`, the remote's head fetched just
+        before taking it ("": fetch now); without `fetch` (right after a commit) push
+        first, there is something to push."""
         changed: set[str] = set()
         try:
             for _ in range(MAX_ROUNDS):
                 if fetch:
-                    self.git("fetch", "-q", self.remote,
-                             f"+refs/heads/{self.branch}:{self.upstream}",
-                             timeout=NETWORK_TIMEOUT)
+                    self.git("update-ref", self.upstream, fetched or self._fetch(deadline))
+                    fetched = ""
                     changed |= self._integrate()
-                # Without a fetch (right after a commit) there is something to push.
-                if (fetch and not self.unpushed()) or self._push():
+                if (fetch and not self.unpushed()) or self._push(deadline):
                     self._save_state(error="", pushed=True)
                     return SyncResult("pushed", self._rev("HEAD"), frozenset(changed))
                 fetch = True  # refused: someone pushed first; integrate theirs
             raise SyncError(f"the remote branch moved on during each of {MAX_ROUNDS} "
                             "pushes; trying again later")
-        except Exception as exc:  # any failure leaves the commits queued
-            if not isinstance(exc, SyncError):
-                log.exception("sync with %s failed", self.remote)
-            self._save_state(error=str(exc))
-            return SyncResult("queued", self._rev("HEAD"), frozenset(changed), str(exc))
+        except Exception as exc:  # noqa: BLE001  (any failure leaves the commits queued)
+            return self._failed(exc, changed)
 
-    def _push(self) -> bool:
+    def _failed(self, exc: Exception, changed: set[str]) -> SyncResult:
+        """Any failure leaves the commits queued; a stalled remote is remembered."""
+        if not isinstance(exc, SyncError):
+            log.exception("sync with %s failed", self.remote)
+        self._save_state(error=str(exc), stalled=isinstance(exc, RemoteStalled))
+        return SyncResult("queued", self._rev("HEAD"), frozenset(changed), str(exc))
+
+    def _network(self, deadline: float, *args: str) -> subprocess.CompletedProcess:
+        """A git call that talks to the remote, within what is left of `deadline`."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise RemoteStalled(f"no time left for git {args[0]} in this exchange "
+                                f"({self.settings.timeout:g} s)")
+        return self.git(*args, check=False, timeout=left)
+
+    def _fetch(self, deadline: float) -> str:
+        """The remote branch's head, fetched into a ref of this thread's own: without
+        the write lock, other processes of this clone may fetch at the same time, and
+        the remote-tracking branch moves only under the lock."""
+        ref = f"refs/calendar/fetching/{os.getpid()}-{threading.get_ident()}"
+        proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head", self.remote,
+                             f"+refs/heads/{self.branch}:{ref}")
+        if proc.returncode:
+            raise SyncError(f"git fetch failed: {_reason(proc.stderr or proc.stdout)}")
+        head = self._rev(ref)
+        self.git("update-ref", "-d", ref)
+        return head
+
+    def _push(self, deadline: float) -> bool:
         """Push the branch; False when refused because the remote moved on."""
-        proc = self.git("push", "--porcelain", self.remote,
-                        f"refs/heads/{self.branch}:refs/heads/{self.branch}",
-                        check=False, timeout=NETWORK_TIMEOUT)
+        head = self._rev(self.branch)
+        proc = self._network(deadline, "push", "--porcelain", self.remote,
+                             f"{head}:refs/heads/{self.branch}")
         if proc.returncode == 0:
+            self.git("update-ref", self.upstream, head)
             return True
         if _REFUSED.search(proc.stdout + proc.stderr):
             return False
@@ -472,19 +558,22 @@ class RemoteSync:
 
     # -- state ---------------------------------------------------------------------
     def _save_state(self, error: str | None = None, pushed: bool = False,
-                    integrated: bool = False) -> None:
+                    integrated: bool = False, stalled: bool = False) -> None:
         state = read_state(self.state_path)
         now = self.clock().astimezone(dt.UTC).isoformat(timespec="seconds")
         if self._url is None:
             self._url = self.git("remote", "get-url", self.remote, check=False).stdout.strip()
         state.update({"remote": self.remote, "branch": self.branch, "url": self._url})
         if error is not None:
+            state["stalled"] = stalled  # cleared by the next exchange that gets through
             state["last_error"] = error
             state["last_error_at"] = now if error else state.get("last_error_at", "")
         if pushed:
             state["last_exchange_at"] = now
         if integrated:
             state["last_integrated_at"] = now
+        if pushed or integrated:  # the remote's head as we last saw it (force-pushes)
+            state["upstream"] = self._rev(self.upstream)
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(state, indent=1, sort_keys=True))

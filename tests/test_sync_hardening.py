@@ -1,0 +1,282 @@
+"""The shared remote at its edges (issue 20, items 12-17): a remote that accepts the
+connection and never answers holds up nothing and leaves no git process behind; hostile
+webhook bodies are refused, never a 500; bad polling periods are refused; an
+acknowledged write lands on our record, not on one the remote gave the same name; a
+key-by-key merge never produces a record the loader refuses; a force-pushed branch is
+adopted, not silently undone. Real bare repositories, a real `git daemon`, the app."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import BASE, git
+from gitserver import start_gunicorn, stop_process
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_reliability_concurrency import Http, basic, free_port, wait_for_port
+from test_sync import PUSH_BODY, WEBHOOK, cli, make_app, make_remote, signed, started
+
+from calendar_app import gunicorn_conf
+from calendar_app.cli import build_parser
+from calendar_app.content import NETWORK_TIMEOUT
+from calendar_app.sync import SyncError, SyncSettings, pushed_ref
+
+
+# -- a remote that hangs -------------------------------------------------------------
+class StalledRemote:
+    """A TCP server that accepts every connection and never says a word: a remote whose
+    host is up and whose git service hangs (git:// waits for its greeting forever)."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def url(self, name: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{name}"
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                self.held.append(self.server.accept()[0])
+
+    def close(self) -> None:
+        self.server.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    return make_remote(tmp_path)
+
+
+@pytest.fixture
+def stalled() -> Iterator[StalledRemote]:
+    server = StalledRemote()
+    yield server
+    server.close()
+
+
+def leased_clone(tmp_path: Path, remote: Path) -> Path:
+    """The server's clone, made by a first start against the real remote (which leases
+    a block of ids), then pointed at `url`: later starts need no network for ids."""
+    app = make_app(tmp_path, str(remote))
+    started(app)
+    app.extensions["calendar"].close()
+    return tmp_path / "server"
+
+
+def git_processes(clone: Path) -> list[str]:
+    """Running git processes working in `clone` (any process of this machine)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if Path(os.readlink(entry / "cwd")).resolve() == clone.resolve():
+                command = (entry / "cmdline").read_bytes().split(b"\0")
+                if command and Path(command[0].decode()).name.startswith("git"):
+                    found.append(b" ".join(command).decode())
+    return found
+
+
+def wait_until(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+# -- item 12: a stalled remote ---------------------------------------------------------
+def test_network_budget_is_below_the_worker_timeout() -> None:
+    assert NETWORK_TIMEOUT < gunicorn_conf.timeout / 2  # a wait for the lock, then our own
+    assert SyncSettings("origin").timeout == NETWORK_TIMEOUT
+
+
+def test_stalled_remote_holds_up_no_start_read_or_write(tmp_path: Path, remote: Path,
+                                                       stalled: StalledRemote,
+                                                       admin: dict) -> None:
+    """Writes waiting for their push (`wait`) answer `queued` within the timeout, the
+    first one, then at once while the remote is known to hang; reads are answered
+    meanwhile; the git processes that hung are gone (their process group killed)."""
+    clone = leased_clone(tmp_path, remote)
+    git(clone, "remote", "set-url", "origin", stalled.url("remote.git"))
+    began = time.monotonic()
+    app = make_app(tmp_path, "origin", SYNC_TIMEOUT=1)
+    client = app.test_client()
+    assert client.get(f"{BASE}/events").status_code == 200  # starts the exchange thread
+    assert time.monotonic() - began < 5
+    assert wait_until(lambda: git_processes(clone), 5), "the fetch never reached the remote"
+    answers: list[tuple[int, str, float]] = []
+
+    def write(n: int) -> None:
+        t0 = time.monotonic()
+        resp = app.test_client().post(f"{BASE}/venues", headers=admin,
+                                      json={"venue": f"Offline hall {n}"})
+        answers.append((resp.status_code, resp.headers.get("X-Calendar-Sync", ""),
+                        time.monotonic() - t0))
+
+    writer = threading.Thread(target=write, args=(0,))
+    writer.start()
+    while writer.is_alive():  # reads go on while the write waits for the remote
+        t0 = time.monotonic()
+        assert client.get(f"{BASE}/venues").status_code == 200
+        assert time.monotonic() - t0 < 1
+        writer.join(0.1)
+        assert time.monotonic() - began < 15, "the write never answered"
+    for n in range(1, 4):
+        write(n)
+    assert [a[:2] for a in answers] == [(201, "queued")] * 4, answers
+    assert answers[0][2] < 4 and max(a[2] for a in answers[1:]) < 1, answers
+    assert wait_until(lambda: not git_processes(clone), 5), git_processes(clone)
+    app.extensions["calendar"].close()
+    code, out = cli("sync", "status", "--content", str(clone), "--cache-dir",
+                    str(tmp_path / "server-cache"))
+    assert code == 1 and "4 commit(s) not pushed yet" in out and "no answer" in out, out
+
+
+def test_stalled_remote_under_gunicorn(tmp_path: Path, remote: Path,
+                                       stalled: StalledRemote, users: dict[str, str]) -> None:
+    """Two workers, pushes queued, a worker timeout of 6 s: every write answers 201
+    `queued` at once, no worker is killed, and no git process outlives the server."""
+    clone = leased_clone(tmp_path, remote)
+    git(clone, "remote", "set-url", "origin", stalled.url("remote.git"))
+    port, log = free_port(), tmp_path / "gunicorn.log"
+    proc = start_gunicorn(clone, tmp_path / "users.yaml", tmp_path / "server-cache", port,
+                          log=log, extra=("--timeout", "6"),
+                          env={"CALENDAR_REMOTE": "origin", "CALENDAR_PUSH": "queue",
+                               "CALENDAR_SYNC_TIMEOUT": "1"})
+    try:
+        wait_for_port(port, proc, log=log)
+        http = Http(port, basic("administrator", users["administrator"]))
+        for n in range(6):
+            t0 = time.monotonic()
+            status, headers, body = http.request("POST", f"{BASE}/venues",
+                                                 {"venue": f"Gunicorn hall {n}"}, timeout=20)
+            assert status == 201 and headers["x-calendar-sync"] == "queued", body
+            assert time.monotonic() - t0 < 2
+            assert http.request("GET", f"{BASE}/venues", timeout=20)[0] == 200
+        assert wait_until(lambda: not git_processes(clone), 5), git_processes(clone)
+    finally:
+        stop_process(proc)
+    assert not git_processes(clone)
+    assert "WORKER TIMEOUT" not in log.read_text()
+
+
+# -- item 13: hostile webhook bodies -----------------------------------------------------
+def test_deeply_nested_or_unreadable_webhook_is_a_400(tmp_path: Path, remote: Path,
+                                                      ) -> None:
+    app = make_app(tmp_path, str(remote))
+    client = started(app)
+    before = git(tmp_path / "server", "rev-parse", "refs/remotes/origin/main")
+    for body in (b"[" * 10_000 + b"]" * 10_000, b'{"a":' * 10_000 + b"1" + b"}" * 10_000,
+                 b"\xff\xfe not utf-8", b"payload=%7B%22ref%22%7D", b""):
+        resp = client.post(WEBHOOK, data=body, headers=signed("github", body))
+        assert resp.status_code == 400, (body[:20], resp.status_code)
+        assert resp.json["code"] == "calendar_sync_bad_payload"
+        assert resp.json["data"] == {"status": 400}
+    big = json.dumps({"ref": "refs/heads/main", "pad": "x" * (2 << 20)}).encode()
+    resp = client.post(WEBHOOK, data=big, headers=signed("github", big))
+    assert resp.status_code == 413 and resp.json["data"] == {"status": 413}
+    assert git(tmp_path / "server", "rev-parse", "refs/remotes/origin/main") == before
+    resp = client.post(WEBHOOK, data=PUSH_BODY, headers=signed("gitea", PUSH_BODY))
+    assert resp.status_code == 200 and resp.json["state"] == "pushed"
+    app.extensions["calendar"].close()
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                     max_leaves=20)
+_bodies = st.one_of(
+    st.binary(max_size=200),
+    _json.map(lambda v: json.dumps(v).encode()),
+    st.builds(lambda ref, rest: json.dumps({"ref": ref, **rest}).encode(),
+              st.text(max_size=30) | st.sampled_from(["refs/tags/v1", "refs/heads/x"]),
+              st.dictionaries(st.text(max_size=8), _json, max_size=3)),
+    st.integers(0, 30_000).map(lambda n: b"[" * n + b"]" * n),
+)
+
+
+@given(body=_bodies)
+@settings(max_examples=150, deadline=2000)
+def test_pushed_ref_reads_any_body_or_says_it_cannot(body: bytes) -> None:
+    t0 = time.monotonic()
+    try:
+        ref = pushed_ref(body)
+    except ValueError:
+        ref = None
+    assert ref is None or ref == "" or ref.startswith("refs/")
+    assert time.monotonic() - t0 < 1
+
+
+def test_signed_hostile_webhooks_never_500(tmp_path: Path, remote: Path) -> None:
+    app = make_app(tmp_path, str(remote))
+    client = started(app)
+    seen: set[int] = set()
+    began = time.monotonic()
+
+    @given(body=_bodies)
+    @settings(max_examples=60, deadline=5000, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    def post(body: bytes) -> None:
+        provider = "github" if len(body) % 2 else "gitlab"
+        resp = client.post(WEBHOOK, data=body, headers=signed(provider, body))
+        assert resp.status_code in (200, 400), (body[:40], resp.status_code, resp.data[:200])
+        assert set(resp.json) >= ({"code", "message", "data"} if resp.status_code == 400
+                                  else {"state"})
+        seen.add(resp.status_code)
+
+    post()
+    assert time.monotonic() - began < 60
+    assert seen == {200, 400}
+    assert git(tmp_path / "server", "status", "--porcelain") == ""
+    app.extensions["calendar"].close()
+
+
+# -- item 14: polling periods ------------------------------------------------------------
+@pytest.mark.parametrize("value", ["-1", "-0.5", "abc", "nan", "inf", "0.01", ""])
+def test_bad_poll_is_refused_with_exit_2(value: str, capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["serve", "--poll", value])
+    assert exited.value.code == 2
+    assert "--poll" in capsys.readouterr().err
+
+
+def test_poll_from_the_environment_is_checked_too(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("CALENDAR_POLL", "-1")
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["serve"])
+    assert exited.value.code == 2 and "polling period" in capsys.readouterr().err
+    monkeypatch.setenv("CALENDAR_POLL", "30")
+    assert build_parser().parse_args(["serve"]).poll == 30
+    assert build_parser().parse_args(["serve", "--poll", "0"]).poll == 0  # off
+    assert build_parser().parse_args(["serve", "--poll", "2.5"]).poll == 2.5
+
+
+@pytest.mark.parametrize("setting", [{"poll": -1}, {"poll": float("nan")}, {"poll": 0.001},
+                                     {"timeout": 0}, {"timeout": -3},
+                                     {"timeout": float("inf")}])
+def test_sync_settings_refuse_bad_numbers(setting: dict) -> None:
+    with pytest.raises(SyncError, match="polling period|network timeout"):
+        SyncSettings("origin", **setting)
+
+
+def test_app_refuses_bad_numbers_from_its_config(tmp_path: Path) -> None:
+    for key, value in (("SYNC_POLL", "-1"), ("SYNC_POLL", "often"), ("SYNC_TIMEOUT", "x")):
+        with pytest.raises(SyncError, match=key if value != "-1" else "polling period"):
+            make_app(tmp_path, str(tmp_path / "nowhere.git"), **{key: value})
