@@ -527,6 +527,9 @@ class RemoteSync:
                       "recorded_at": now.isoformat(timespec="seconds"),
                       "remote_commit": remote_head,
                       "resolution": "the remote's version was kept; ours is below"}
+            if "invalid" in entry:  # both sides' keys together would not load
+                record["resolution"] = ("the remote's version was kept: merged with ours it "
+                                        f"would not load ({entry['invalid']}); ours is below")
             if "keys" in entry:
                 record["keys"] = entry["keys"]
             elif "ours_blob" in entry:

@@ -22,12 +22,24 @@ from gitserver import start_gunicorn, stop_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_reliability_concurrency import Http, basic, free_port, wait_for_port
-from test_sync import PUSH_BODY, WEBHOOK, cli, make_app, make_remote, signed, started
+from test_sync import (
+    EVENT_FILE,
+    EVENT_ID,
+    PUSH_BODY,
+    WEBHOOK,
+    cli,
+    editor_push,
+    make_app,
+    make_remote,
+    replace_key,
+    signed,
+    started,
+)
 
-from calendar_app import gunicorn_conf
+from calendar_app import gunicorn_conf, yamlfile
 from calendar_app.cli import build_parser
 from calendar_app.content import NETWORK_TIMEOUT
-from calendar_app.sync import SyncError, SyncSettings, pushed_ref
+from calendar_app.sync import CONFLICTS_DIR, SyncError, SyncSettings, pushed_ref
 
 
 # -- a remote that hangs -------------------------------------------------------------
@@ -280,3 +292,39 @@ def test_app_refuses_bad_numbers_from_its_config(tmp_path: Path) -> None:
     for key, value in (("SYNC_POLL", "-1"), ("SYNC_POLL", "often"), ("SYNC_TIMEOUT", "x")):
         with pytest.raises(SyncError, match=key if value != "-1" else "polling period"):
             make_app(tmp_path, str(tmp_path / "nowhere.git"), **{key: value})
+
+
+# -- item 16: a merge the loader would refuse ----------------------------------------------
+def test_key_merge_that_would_not_load_keeps_the_remote_and_records_ours(
+        tmp_path: Path, remote: Path, admin: dict) -> None:
+    """An event of 13:00-23:00: the remote moves its start to 21:00, we move its end to
+    20:00. Each side is valid; merged key by key, the end is before the start. The
+    remote's version is kept (served, pushed to everyone), ours is a conflict record."""
+    editor = tmp_path / "editor"
+    original = git(remote, "show", f"main:{EVENT_FILE}")
+    editor_push(str(remote), editor, {EVENT_FILE: replace_key(
+        original, "end_date", "end_date: 2026-12-20 23:00:00")}, "a long day")
+    app = make_app(tmp_path, str(remote))
+    client = started(app)
+    theirs = replace_key(replace_key(original, "end_date", "end_date: 2026-12-20 23:00:00"),
+                         "start_date", "start_date: 2026-12-20 21:00:00")
+    editor_push(str(remote), editor, {EVENT_FILE: theirs}, "starts later")
+    resp = client.patch(f"{BASE}/events/{EVENT_ID}", headers=admin,
+                        json={"end_date": "2026-12-20 20:00:00"})
+    assert resp.status_code == 200 and resp.headers["X-Calendar-Sync"] == "pushed"
+    assert git(remote, "show", f"main:{EVENT_FILE}") == theirs
+    served = client.get(f"{BASE}/events/{EVENT_ID}")
+    assert served.status_code == 200
+    assert (served.json["start_date"], served.json["end_date"]) == (
+        "2026-12-20 21:00:00", "2026-12-20 23:00:00")
+    server = tmp_path / "server"
+    [record_file] = (server / CONFLICTS_DIR).glob("*.yaml")
+    record = yamlfile.load(record_file.read_bytes())
+    assert record["record"] == EVENT_FILE and "would not load" in record["resolution"]
+    assert "end_date is before start_date" in record["resolution"]
+    assert str(yamlfile.load(record["ours_file"].encode())["end_date"]) == "2026-12-20 20:00:00"
+    assert git(remote, "ls-tree", "--name-only", "main", f"{CONFLICTS_DIR}/").strip()
+    app.extensions["calendar"].close()
+    code, out = cli("sync", "status", "--content", str(server), "--cache-dir",
+                    str(tmp_path / "server-cache"))
+    assert code == 1 and "1 conflict record(s)" in out and EVENT_FILE in out, out
