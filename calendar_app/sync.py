@@ -335,9 +335,10 @@ class RemoteSync:
         try:
             for _ in range(MAX_ROUNDS):
                 if fetch:
+                    previous = self._rev(self.upstream)
                     self.git("update-ref", self.upstream, fetched or self._fetch(deadline))
                     fetched = ""
-                    changed |= self._integrate()
+                    changed |= self._integrate(previous)
                 if (fetch and not self.unpushed()) or self._push(deadline):
                     self._save_state(error="", pushed=True)
                     return SyncResult("pushed", self._rev("HEAD"), frozenset(changed))
@@ -387,9 +388,11 @@ class RemoteSync:
             return False
         raise SyncError(f"git push failed: {_reason(proc.stderr)}")
 
-    def _integrate(self) -> set[str]:
-        """Bring the remote branch's commits into the branch and the work tree."""
-        if not self._rev(self.upstream):
+    def _integrate(self, previous: str = "") -> set[str]:
+        """Bring the remote branch's commits into the branch and the work tree;
+        `previous`: the remote-tracking branch before this fetch."""
+        target = self._rev(self.upstream)
+        if not target:
             return set()  # the remote has no such branch yet: the push makes it
         current = self.git("symbolic-ref", "-q", "--short", "HEAD", check=False)
         if current.stdout.strip() != self.branch:
@@ -399,10 +402,13 @@ class RemoteSync:
         if blocked:
             raise SyncError(f"cannot integrate: {blocked}")
         old = self._rev("HEAD")
+        known = read_state(self.state_path).get("upstream") or previous
         behind = self.git("rev-list", "--count", f"HEAD..{self.upstream}").stdout.strip()
-        if behind == "0":
+        if self._rewritten(known, target):
+            conflicts = self._adopt_rewritten(known, target)
+        elif behind == "0":
             return set()
-        if not self.unpushed():
+        elif not self.unpushed():
             self.git("merge", "-q", "--ff-only", self.upstream)
             conflicts: list[dict] = []
         else:
@@ -418,6 +424,37 @@ class RemoteSync:
             hook(changed)
         self._save_state(integrated=True)
         return changed
+
+    def _rewritten(self, known: str, target: str) -> bool:
+        """Whether the remote's branch lost a commit we pushed or integrated (`known`,
+        the branch as we last saw it): rewritten, by a force-push."""
+        if not known or known == target or self.git(
+                "cat-file", "-e", f"{known}^{{commit}}", check=False).returncode:
+            return False
+        return self.git("merge-base", "--is-ancestor", known, target,
+                        check=False).returncode == 1
+
+    def _adopt_rewritten(self, known: str, target: str) -> list[dict]:
+        """The remote's branch was rewritten on purpose (say, to remove a commit that
+        held a private address): nothing it dropped is pushed again. The branch becomes
+        the remote's; our commits never pushed are not replayed on a history they were
+        not made on: what they changed goes to conflict records, for a person."""
+        ours = self.git("rev-list", "--count", f"{known}..HEAD").stdout.strip()
+        dropped = self.git("rev-list", "--count", f"{target}..{known}").stdout.strip()
+        paths = self.git("diff", "--name-only", "-z", "--no-renames", known, "HEAD").stdout
+        entries = []
+        for path in filter(None, paths.split("\0")):
+            blob = self.git("rev-parse", "--verify", "-q", f"HEAD:{path}", check=False)
+            entry = self._ours_entry(path, blob.stdout.strip() or None)
+            entries.append({**entry, "rewritten": True})
+        self.git("reset", "-q", "--keep", target)
+        note = (f"the remote branch was rewritten (force-pushed) from {known[:12]} to "
+                f"{target[:12]}: {dropped} commit(s) it dropped were not pushed again; "
+                f"{ours} commit(s) of ours, never pushed, are kept in "
+                f"{len(entries)} conflict record(s)")
+        log.warning("%s/%s: %s", self.remote, self.branch, note)
+        self._save_state(rewritten=note)
+        return entries
 
     def _rebase(self) -> list[dict]:
         """Rebase local commits on the remote branch; returns the conflicts resolved
@@ -485,12 +522,18 @@ class RemoteSync:
             Path(root, path).unlink(missing_ok=True)
         if 3 not in stages:
             return None if 2 not in stages else {"path": path, "ours_file": None}
-        ours = subprocess.run(["git", "cat-file", "blob", stages[3]], cwd=root,
+        return self._ours_entry(path, stages[3])
+
+    def _ours_entry(self, path: str, blob: str | None) -> dict:
+        """A conflict entry holding our side of `path` (None: we deleted it)."""
+        if blob is None:
+            return {"path": path, "ours_file": None}
+        ours = subprocess.run(["git", "cat-file", "blob", blob], cwd=self.tree.git_root,
                               capture_output=True, check=True).stdout
         try:
             return {"path": path, "ours_file": ours.decode("utf-8")}
         except UnicodeDecodeError:  # an image: its blob stays in git's objects
-            return {"path": path, "ours_file": None, "ours_blob": stages[3]}
+            return {"path": path, "ours_file": None, "ours_blob": blob}
 
     def _give_fresh_slugs(self, displaced: list[dict]) -> None:
         """Records made here whose file name (their slug) the remote gave another new
@@ -527,6 +570,10 @@ class RemoteSync:
                       "recorded_at": now.isoformat(timespec="seconds"),
                       "remote_commit": remote_head,
                       "resolution": "the remote's version was kept; ours is below"}
+            if entry.get("rewritten"):
+                record["resolution"] = ("the remote branch was rewritten (force-pushed) and "
+                                        "this change of ours, never pushed, was not made on "
+                                        "it: the remote's version was kept; ours is below")
             if "invalid" in entry:  # both sides' keys together would not load
                 record["resolution"] = ("the remote's version was kept: merged with ours it "
                                         f"would not load ({entry['invalid']}); ours is below")
@@ -561,7 +608,8 @@ class RemoteSync:
 
     # -- state ---------------------------------------------------------------------
     def _save_state(self, error: str | None = None, pushed: bool = False,
-                    integrated: bool = False, stalled: bool = False) -> None:
+                    integrated: bool = False, stalled: bool = False,
+                    rewritten: str = "") -> None:
         state = read_state(self.state_path)
         now = self.clock().astimezone(dt.UTC).isoformat(timespec="seconds")
         if self._url is None:
@@ -577,6 +625,9 @@ class RemoteSync:
             state["last_integrated_at"] = now
         if pushed or integrated:  # the remote's head as we last saw it (force-pushes)
             state["upstream"] = self._rev(self.upstream)
+        if rewritten:
+            state["rewritten"] = rewritten
+            state["rewritten_at"] = now
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
@@ -640,6 +691,9 @@ def print_status(content: Path, cache_dir: Path) -> int:
         print(f"last error ({state.get('last_error_at')}): {state['last_error']}")
     if state.get("last_exchange_at"):
         print(f"last successful exchange: {state['last_exchange_at']}")
+    if state.get("rewritten"):
+        print(f"last rewrite of the remote branch ({state.get('rewritten_at')}): "
+              f"{state['rewritten']}")
     conflicts = conflict_records(content)
     if conflicts:
         print(f"{len(conflicts)} conflict record(s) to decide:")

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -328,3 +329,54 @@ def test_key_merge_that_would_not_load_keeps_the_remote_and_records_ours(
     code, out = cli("sync", "status", "--content", str(server), "--cache-dir",
                     str(tmp_path / "server-cache"))
     assert code == 1 and "1 conflict record(s)" in out and EVENT_FILE in out, out
+
+
+# -- item 17: a force-push that rewinds the branch ------------------------------------------
+def test_force_pushed_branch_is_adopted_not_undone(tmp_path: Path, remote: Path, admin: dict,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """We pushed a venue holding a private address; an editor force-pushes the branch
+    without that commit. The next exchange must not push it back (it took the dropped
+    commit for an unpushed one); our write that was never pushed (made while the remote
+    was away) is kept in a conflict record; `sync status` and the log say so."""
+    app = make_app(tmp_path, str(remote))
+    client = started(app)
+    resp = client.post(f"{BASE}/venues", headers=admin,
+                       json={"venue": "Private Flat", "address": "12 Secret Lane"})
+    assert resp.status_code == 201 and resp.headers["X-Calendar-Sync"] == "pushed"
+    private_id = resp.json["id"]
+    editor = tmp_path / "editor"
+    subprocess.run(["git", "clone", "-q", str(remote), str(editor)], check=True)
+    hidden = tmp_path / "away.git"
+    remote.rename(hidden)
+    resp = client.post(f"{BASE}/venues", headers=admin, json={"venue": "Only Ours"})
+    assert resp.status_code == 201 and resp.headers["X-Calendar-Sync"] == "queued"
+    hidden.rename(remote)
+    git(editor, "reset", "-q", "--hard", "HEAD~1")  # drops the private venue's commit
+    (editor / EVENT_FILE).write_text(replace_key((editor / EVENT_FILE).read_text(), "title",
+                                                 "title: After the rewrite"))
+    git(editor, "commit", "-qam", "an editor's change on the rewritten branch")
+    git(editor, "push", "-q", "--force", "origin", "main")
+    rewritten = git(remote, "rev-parse", "main").strip()
+    with caplog.at_level("WARNING", logger="calendar_app.sync"):
+        resp = client.post(WEBHOOK, data=PUSH_BODY, headers=signed("github", PUSH_BODY))
+    assert resp.status_code == 200 and resp.json["state"] == "pushed", resp.json
+    on_remote = git(remote, "ls-tree", "-r", "--name-only", "main")
+    assert "venues/private-flat.yaml" not in on_remote
+    assert "venues/only-ours.yaml" not in on_remote
+    assert git(remote, "merge-base", "--is-ancestor", rewritten, "main") == ""
+    assert "12 Secret Lane" not in git(remote, "log", "-p", "main")
+    server = tmp_path / "server"
+    assert git(server, "rev-parse", "HEAD^{tree}") == git(remote, "rev-parse", "main^{tree}")
+    gone = client.get(f"{BASE}/venues/{private_id}")
+    assert gone.status_code == 400, gone.json  # the plugin's answer for no such venue
+    assert client.get(f"{BASE}/events/{EVENT_ID}").json["title"] == "After the rewrite"
+    [record_file] = (server / CONFLICTS_DIR).glob("*.yaml")
+    record = yamlfile.load(record_file.read_bytes())
+    assert record["record"] == "venues/only-ours.yaml" and "rewritten" in record["resolution"]
+    assert yamlfile.load(record["ours_file"].encode())["name"] == "Only Ours"
+    assert "rewritten (force-pushed)" in caplog.text
+    app.extensions["calendar"].close()
+    code, out = cli("sync", "status", "--content", str(server), "--cache-dir",
+                    str(tmp_path / "server-cache"))
+    assert code == 1 and "rewritten (force-pushed)" in out and "1 commit(s) it dropped" in out
+    assert "only-ours" in out and "every commit is pushed" in out, out
