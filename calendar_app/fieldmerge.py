@@ -68,20 +68,6 @@ def merge_texts(base: str, remote: str, ours: str, path: str) -> Merged:
     return Merged(yamlfile.edit(remote, changes, field_order(path)), lost)
 
 
-def different_records(base: str, remote: str, ours: str) -> bool:
-    """Both sides added this file (no base) for records with different ids: two
-    instances gave two new records one slug, so one file name. Not one record to
-    merge: both are kept (sync.py gives ours a fresh slug)."""
-    if base.strip():
-        return False
-    try:
-        theirs = yamlfile.load(remote.encode("utf-8")).get("id")
-        mine = yamlfile.load(ours.encode("utf-8")).get("id")
-    except (yamlfile.YamlError, ValueError):
-        return False
-    return theirs is not None and mine is not None and theirs != mine
-
-
 def collection_of(path: str) -> str | None:
     """The collection a repository path belongs to (the content tree may be a folder)."""
     return next((part for part in Path(path).parts if part in RESOURCES), None)
@@ -109,11 +95,6 @@ def main(argv: list[str]) -> int:
     read = lambda p: Path(p).read_text(encoding="utf-8")
     spool = os.environ.get(SPOOL_ENV)
     try:
-        if different_records(read(base_file), read(remote_file), read(ours_file)):
-            if spool:  # the remote's file stays at this path; ours moves (sync.py)
-                with open(spool, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"path": path, "displaced": read(ours_file)}) + "\n")
-            return 0
         merged = merge_texts(read(base_file), read(remote_file), read(ours_file), path)
     except (yamlfile.YamlError, UnicodeDecodeError, ValueError) as exc:
         print(f"{path}: no key-by-key merge: {exc}", file=sys.stderr)

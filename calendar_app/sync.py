@@ -140,12 +140,12 @@ def _reason(output: str) -> str:
 
 
 def _run(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
-         timeout: float | None = None) -> subprocess.CompletedProcess:
+         timeout: float | None = None, input: str | None = None) -> subprocess.CompletedProcess:
     full = git_env(GIT_EDITOR="true",  # rebase --continue keeps messages as they are
                    LC_ALL="C")  # git's messages are parsed (_REFUSED)
     full.update(env or {})
     try:
-        proc = run_git(cwd, list(args), full, timeout)
+        proc = run_git(cwd, list(args), full, timeout, input)
     except subprocess.TimeoutExpired:
         raise RemoteStalled(f"git {args[0]} got no answer from the remote within "
                             f"{timeout:.3g} s (stopped)") from None
@@ -237,12 +237,13 @@ class RemoteSync:
         return f"refs/remotes/{self.remote}/{self.branch}"
 
     def git(self, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
-            timeout: float | None = None) -> subprocess.CompletedProcess:
+            timeout: float | None = None, input: str | None = None
+            ) -> subprocess.CompletedProcess:
         """Run git in the clone (no prompts, C locale, a committer identity)."""
         root = self.tree.git_root
         if root is None:
             raise SyncError(f"{self.tree.root} is not in a git repository")
-        return _run(root, *args, check=check, env=env, timeout=timeout)
+        return _run(root, *args, check=check, env=env, timeout=timeout, input=input)
 
     def _rev(self, ref: str) -> str:
         return self.git("rev-parse", "--verify", "-q", ref, check=False).stdout.strip()
@@ -412,11 +413,8 @@ class RemoteSync:
             self.git("merge", "-q", "--ff-only", self.upstream)
             conflicts: list[dict] = []
         else:
+            self._move_displaced(target)
             conflicts = self._rebase()
-        displaced = [c for c in conflicts if "displaced" in c]
-        if displaced:
-            self._give_fresh_slugs(displaced)
-        conflicts = [c for c in conflicts if "displaced" not in c]
         if conflicts:
             self._record_conflicts(conflicts)
         changed = self._changed_paths(old, self._rev("HEAD"))
@@ -535,28 +533,84 @@ class RemoteSync:
         except UnicodeDecodeError:  # an image: its blob stays in git's objects
             return {"path": path, "ours_file": None, "ours_blob": blob}
 
-    def _give_fresh_slugs(self, displaced: list[dict]) -> None:
+    def _move_displaced(self, target: str) -> None:
         """Records made here whose file name (their slug) the remote gave another new
-        record meanwhile: back under a slug nobody has, their id unchanged, in one
-        commit. Their links are not rewritten: a record of ours that linked to that
-        slug now links to the remote's record of the same name."""
-        written = []
-        for entry in displaced:
-            relpath = self._content_path(entry["path"])
-            collection = relpath.split("/", 1)[0]
-            taken = {p.stem for p in (self.tree.root / collection).rglob("*.yaml")}
-            text = entry["displaced"]
-            old_slug = str(yamlfile.load(text.encode("utf-8")).get("slug")
-                           or Path(relpath).stem)
-            new_slug = slugs.unique_slug(old_slug, lambda s, taken=taken: s in taken)
+        record meanwhile (an id of its own): before the rebase, our unpushed commits are
+        rewritten so that ours has a slug nobody has from its first commit on, its id
+        unchanged. Each later commit of ours then changes our record at its new path,
+        never the remote's; authors and messages stay. Links are not rewritten: a
+        record of ours that linked to that slug now links to the remote's record."""
+        base = self.git("merge-base", "HEAD", target).stdout.strip()
+        theirs = set(self._paths("log", "--diff-filter=A", f"{base}..{target}"))
+        moves: dict[str, tuple[str, object, str]] = {}  # old path: new path, our id, slug
+        taken: set[str] = set()
+        for path in self._paths("log", "--diff-filter=A", "--reverse", f"{base}..HEAD"):
+            first = self.git("log", "--diff-filter=A", "--format=%H", "--reverse",
+                             f"{base}..HEAD", "--", path).stdout.split()
+            ours, remote = self._record_id(f"{first[0]}:{path}"), self._record_id(
+                f"{target}:{path}")
+            if path not in theirs or path in moves or None in (ours, remote) or ours == remote:
+                continue
+            parts = Path(path).parts
+            top = "/".join(parts[:parts.index(fieldmerge.collection_of(path) or parts[0]) + 1])
+            taken |= {Path(p).stem for tree in (target, "HEAD")
+                      for p in self._paths("ls-tree", "-r", tree, "--", top)}
+            slug = slugs.unique_slug(Path(path).stem, taken.__contains__)
+            taken.add(slug)
+            moves[path] = (f"{path.rsplit('/', 1)[0]}/{slug}.yaml", ours, slug)
+        if not moves:
+            return
+        mapping: dict[str, str] = {}
+        for sha in self.git("rev-list", "--reverse", "--topo-order", f"{base}..HEAD"
+                            ).stdout.split():
+            mapping[sha] = self._rewrite_commit(sha, moves, mapping)
+        self.git("reset", "-q", "--keep", mapping[sha])
+        log.warning("%s/%s: record(s) made here renamed, the remote gave their slug to "
+                    "another new record meanwhile: %s", self.remote, self.branch,
+                    ", ".join(f"{old} -> {new}" for old, (new, _, _) in moves.items()))
+
+    def _paths(self, command: str, *args: str) -> list[str]:
+        """File paths a `git log` or `git ls-tree` lists (names only)."""
+        out = self.git(command, "--name-only", "-z",
+                       *(["--format="] if command == "log" else []), *args)
+        return [p for p in out.stdout.replace("\n", "\0").split("\0") if p]
+
+    def _record_id(self, blob: str) -> object:
+        text = self.git("cat-file", "-p", blob, check=False).stdout
+        try:
+            return yamlfile.load(text.encode("utf-8")).get("id")
+        except (yamlfile.YamlError, ValueError, AttributeError):
+            return None
+
+    def _rewrite_commit(self, sha: str, moves: dict[str, tuple[str, object, str]],
+                        mapping: dict[str, str]) -> str:
+        """`sha` again on its rewritten parents, our displaced records at their new
+        paths: the same author, dates and message."""
+        index = self.state_path.with_name(f"rewrite-index-{os.getpid()}")
+        env = {"GIT_INDEX_FILE": str(index)}
+        self.git("read-tree", sha, env=env)
+        for old, (new, record_id, slug) in moves.items():
+            listed = self.git("ls-tree", sha, "--", old).stdout.split()
+            if not listed or self._record_id(listed[2]) != record_id:
+                continue
+            text = self.git("cat-file", "blob", listed[2]).stdout
             if re.search(r"^slug[ \t]*:", text, re.MULTILINE):
-                text = yamlfile.edit(text, {"slug": new_slug},
-                                     fieldmerge.field_order(relpath))
-            target = f"{relpath.rsplit('/', 1)[0]}/{new_slug}.yaml"
-            self.tree.write_text(target, text)
-            written.append(target)
-        self.tree.commit(written, f"sync: {len(written)} record(s) made here renamed: the "
-                         "remote gave their slug to another new record meanwhile", AUTHOR)
+                text = yamlfile.edit(text, {"slug": slug}, fieldmerge.field_order(new))
+            blob = self.git("hash-object", "-w", "--stdin", input=text).stdout.strip()
+            self.git("update-index", "--force-remove", "--", old, env=env)
+            self.git("update-index", "--add", "--cacheinfo", f"{listed[0]},{blob},{new}",
+                     env=env)
+        tree = self.git("write-tree", env=env).stdout.strip()
+        index.unlink(missing_ok=True)
+        fields = self.git("log", "-1", "--date=raw",
+                          "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd%x00%B", sha).stdout
+        an, ae, ad, cn, ce, cd, message = fields.split("\0", 6)
+        parents = self.git("rev-list", "--parents", "-n1", sha).stdout.split()[1:]
+        who = {"GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae, "GIT_AUTHOR_DATE": ad,
+               "GIT_COMMITTER_NAME": cn, "GIT_COMMITTER_EMAIL": ce, "GIT_COMMITTER_DATE": cd}
+        args = [arg for p in parents for arg in ("-p", mapping.get(p, p))]
+        return self.git("commit-tree", tree, *args, "-F", "-", env=who,
+                        input=message).stdout.strip()
 
     def _record_conflicts(self, conflicts: list[dict]) -> None:
         """One conflict record per file, committed (and so pushed): our side of what

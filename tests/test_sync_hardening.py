@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BASE, git
-from gitserver import start_gunicorn, stop_process
+from gitserver import GitDaemon, start_gunicorn, stop_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_reliability_concurrency import Http, basic, free_port, wait_for_port
@@ -380,3 +380,47 @@ def test_force_pushed_branch_is_adopted_not_undone(tmp_path: Path, remote: Path,
                     str(tmp_path / "server-cache"))
     assert code == 1 and "rewritten (force-pushed)" in out and "1 commit(s) it dropped" in out
     assert "only-ours" in out and "every commit is pushed" in out, out
+
+
+# -- item 15: a displaced create and our later edit of it -----------------------------------
+def test_edit_follows_our_displaced_record_to_its_new_file(tmp_path: Path, remote: Path,
+                                                           admin: dict) -> None:
+    """Cut off, we create "Open Mic Hall" and then edit it (both acknowledged, queued);
+    meanwhile another clone pushes a different record with the same slug. After the
+    exchange theirs is untouched at that file, ours (id, create and edit, each its own
+    commit by its author) lives under a fresh slug with our edit, and no conflict record
+    names anybody's file."""
+    with GitDaemon(tmp_path) as daemon:
+        app = make_app(tmp_path, daemon.url("remote.git"))
+        client = started(app)
+        daemon.stop()
+        made = client.post(f"{BASE}/venues", headers=admin,
+                           json={"venue": "Open Mic Hall", "phone": "555-0100"})
+        assert made.status_code == 201 and made.headers["X-Calendar-Sync"] == "queued"
+        ours = made.json["id"]
+        assert made.json["slug"] == "open-mic-hall"
+        edited = client.patch(f"{BASE}/venues/{ours}", headers=admin,
+                              json={"phone": "555-0199", "website": "https://ours.example/"})
+        assert edited.status_code == 200 and edited.headers["X-Calendar-Sync"] == "queued"
+        theirs_text = ("id: 9700\nname: Open Mic Hall\nslug: open-mic-hall\n"
+                       "phone: 555-0111\n")
+        editor_push(str(remote), tmp_path / "editor",
+                    {"venues/open-mic-hall.yaml": theirs_text}, "their Open Mic Hall")
+        daemon.start()
+        resp = client.post(WEBHOOK, data=PUSH_BODY, headers=signed("github", PUSH_BODY))
+        assert resp.status_code == 200 and resp.json["state"] == "pushed", resp.json
+        app.extensions["calendar"].close()
+    assert git(remote, "show", "main:venues/open-mic-hall.yaml") == theirs_text
+    mine = yamlfile.load(git(remote, "show", "main:venues/open-mic-hall-2.yaml").encode())
+    assert (mine["id"], mine["slug"], mine["phone"], mine["website"]) == (
+        ours, "open-mic-hall-2", "555-0199", "https://ours.example/")
+    served = client.get(f"{BASE}/venues/{ours}").json
+    assert (served["slug"], served["phone"]) == ("open-mic-hall-2", "555-0199")
+    assert client.get(f"{BASE}/venues/9700").json["phone"] == "555-0111"
+    assert git(remote, "log", "--format=%an|%s", "-2", "main").splitlines() == [
+        f'administrator|venues: update "Open Mic Hall" (#{ours})',
+        f'administrator|venues: create "Open Mic Hall" (#{ours})']
+    for commit in ("main", "main~1"):
+        assert git(remote, "show", "--name-only", "--format=", commit).split() == [
+            "venues/open-mic-hall-2.yaml"]
+    assert not (tmp_path / "server" / CONFLICTS_DIR).exists()
