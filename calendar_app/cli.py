@@ -155,8 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "$CALENDAR_WEBHOOK_SECRET)")
     # A text default goes through `type` too: a bad $CALENDAR_POLL is refused the same way.
     serve.add_argument("--poll", type=_poll_seconds, default=env("CALENDAR_POLL") or "0",
-                       metavar="SECONDS", help="also fetch every SECONDS (default: "
-                                               "$CALENDAR_POLL, else 0: webhooks only)")
+                       metavar="SECONDS", help="also fetch every SECONDS, 0.1 or more "
+                                               "(default: $CALENDAR_POLL, else 0: webhooks "
+                                               "only)")
     serve.add_argument("--push", choices=PUSH_MODES, default=env("CALENDAR_PUSH") or "wait",
                        help="wait: a write answers once pushed; queue: it answers once "
                             "committed and is pushed right after (default: wait)")
