@@ -359,9 +359,9 @@ class RemoteSync:
     def _network(self, deadline: float, *args: str) -> subprocess.CompletedProcess:
         """A git call that talks to the remote, within what is left of `deadline`."""
         left = deadline - time.monotonic()
-        if left <= 0:
-            raise RemoteStalled(f"no time left for git {args[0]} in this exchange "
-                                f"({self.settings.timeout:g} s)")
+        if left <= 0:  # spent waiting for the lock, say: not the remote's fault
+            raise SyncError(f"no time left for git {args[0]} in this exchange "
+                            f"({self.settings.timeout:g} s); trying again later")
         return self.git(*args, check=False, timeout=left)
 
     def _fetch(self, deadline: float) -> str:
@@ -545,11 +545,13 @@ class RemoteSync:
         moves: dict[str, tuple[str, object, str]] = {}  # old path: new path, our id, slug
         taken: set[str] = set()
         for path in self._paths("log", "--diff-filter=A", "--reverse", f"{base}..HEAD"):
+            if path not in theirs or path in moves:
+                continue
             first = self.git("log", "--diff-filter=A", "--format=%H", "--reverse",
                              f"{base}..HEAD", "--", path).stdout.split()
             ours, remote = self._record_id(f"{first[0]}:{path}"), self._record_id(
                 f"{target}:{path}")
-            if path not in theirs or path in moves or None in (ours, remote) or ours == remote:
+            if None in (ours, remote) or ours == remote:
                 continue
             parts = Path(path).parts
             top = "/".join(parts[:parts.index(fieldmerge.collection_of(path) or parts[0]) + 1])
