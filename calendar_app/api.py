@@ -453,7 +453,12 @@ def sync_webhook() -> Response:
                sync.settings.webhook_secret else "the signature is missing or wrong")
         raise ApiError(401, "calendar_sync_unauthorized",
                        f"The webhook was refused: {why}. Nothing was fetched.")
-    ref = pushed_ref(body)
+    try:
+        ref = pushed_ref(body)
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise ApiError(400, "calendar_sync_bad_payload", "The webhook's body is not JSON "
+                       f"this server can read ({exc}); send it as application/json. "
+                       "Nothing was fetched.") from None
     if ref and ref != f"refs/heads/{sync.branch}":  # a pull request's branch, a tag
         return respond({"state": "ignored", "ref": ref})
     result = sync.exchange()

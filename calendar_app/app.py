@@ -9,7 +9,7 @@ from flask import Flask
 
 from .idlease import DEFAULT_BLOCK
 from .starter import ensure_demo
-from .sync import SyncSettings
+from .sync import NETWORK_TIMEOUT, SyncSettings, seconds
 from .wiring import DEFAULT_BASE_PATH, default_users_file, open_calendar
 
 
@@ -20,7 +20,8 @@ def create_app(config: dict | None = None) -> Flask:
     unless TESTING, where `calendar.index.flush()` writes it), SYNC_REMOTE (a remote's
     name or URL: clone it into CONTENT_DIR when empty, push writes, integrate what
     others push), SYNC_BRANCH ("main"), SYNC_WEBHOOK_SECRET, SYNC_POLL (seconds, 0 =
-    off), SYNC_PUSH ("wait" or "queue"); see docs/deployment.md. With a remote, new ids
+    off), SYNC_PUSH ("wait" or "queue"), SYNC_TIMEOUT (seconds for the network calls of
+    one exchange, below the worker timeout); see docs/deployment.md. With a remote, new ids
     come from blocks of ID_BLOCK (100) ids leased there (idlease.py), so instances never
     share one."""
     app = Flask(__name__)
@@ -37,6 +38,7 @@ def create_app(config: dict | None = None) -> Flask:
         SYNC_WEBHOOK_SECRET="",
         SYNC_POLL=0,
         SYNC_PUSH="wait",
+        SYNC_TIMEOUT=NETWORK_TIMEOUT,
         ID_BLOCK=DEFAULT_BLOCK,
     )
     app.config.update(config or {})
@@ -51,7 +53,9 @@ def create_app(config: dict | None = None) -> Flask:
             raise ValueError("SYNC_REMOTE needs CONTENT_DIR: the folder to clone into")
         sync = SyncSettings(app.config["SYNC_REMOTE"], app.config["SYNC_BRANCH"] or "main",
                             app.config["SYNC_WEBHOOK_SECRET"] or "",
-                            float(app.config["SYNC_POLL"] or 0), app.config["SYNC_PUSH"])
+                            seconds(app.config["SYNC_POLL"] or 0, "SYNC_POLL"),
+                            app.config["SYNC_PUSH"],
+                            seconds(app.config["SYNC_TIMEOUT"], "SYNC_TIMEOUT"))
     content = Path(app.config["CONTENT_DIR"] or ensure_demo()[0])
     calendar = open_calendar(
         content, users_file, Path(cache) if cache else None,

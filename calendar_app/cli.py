@@ -15,7 +15,7 @@ from .index import TextIndex
 from .site import register as register_site
 from .starter import StarterError, serving_content
 from .starter import register as register_starter
-from .sync import PUSH_MODES, SyncError, print_status
+from .sync import PUSH_MODES, SyncError, poll_problem, print_status
 from .trash import register as register_trash
 from .users import ROLES, UserStore
 from .wiring import command_tree, default_users_file
@@ -25,6 +25,18 @@ def _users_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--users", type=Path, default=None,
                         help="users file (default: $CALENDAR_USERS or "
                              "~/.config/calendar-app/users.yaml)")
+
+
+def _poll_seconds(text: str) -> float:
+    """--poll: 0 (off) or a period in seconds; anything else is refused (exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    problem = poll_problem(value)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return value
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -141,9 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--webhook-secret", default=env("CALENDAR_WEBHOOK_SECRET") or "",
                        help="secret of the forge's push webhook (default: "
                             "$CALENDAR_WEBHOOK_SECRET)")
-    serve.add_argument("--poll", type=float, default=float(env("CALENDAR_POLL") or 0),
-                       metavar="SECONDS", help="also fetch every SECONDS (default: "
-                                               "$CALENDAR_POLL, else 0: webhooks only)")
+    # A text default goes through `type` too: a bad $CALENDAR_POLL is refused the same way.
+    serve.add_argument("--poll", type=_poll_seconds, default=env("CALENDAR_POLL") or "0",
+                       metavar="SECONDS", help="also fetch every SECONDS, 0.1 or more "
+                                               "(default: $CALENDAR_POLL, else 0: webhooks "
+                                               "only)")
     serve.add_argument("--push", choices=PUSH_MODES, default=env("CALENDAR_PUSH") or "wait",
                        help="wait: a write answers once pushed; queue: it answers once "
                             "committed and is pushed right after (default: wait)")

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import secrets
+import signal
 import stat
 import subprocess
 import threading
@@ -83,6 +84,31 @@ def git_env(**settings: str) -> dict[str, str]:
     env["GIT_TERMINAL_PROMPT"] = "0"
     env.update(settings)
     return env
+
+
+# One network git call (fetch, push, ls-remote, clone) is given up after this long:
+# below gunicorn's worker timeout (gunicorn_conf.py), so a stalled remote never gets a
+# worker killed mid-request with its git process left running.
+NETWORK_TIMEOUT = 10.0
+
+
+def run_git(cwd: Path, args: list[str], env: dict[str, str] | None = None,
+            timeout: float | None = None, input: str | None = None
+            ) -> subprocess.CompletedProcess:
+    """git in a session of its own: past `timeout` the whole process group (git and
+    its ssh or remote helper) is killed, then subprocess.TimeoutExpired is raised."""
+    with subprocess.Popen(["git", *args], cwd=cwd, env=env or git_env(), text=True,
+                          stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 class GitError(RuntimeError):

@@ -4,6 +4,9 @@ Records are YAML mappings, so two edits of the same record rarely touch the same
 the merge keeps every key changed on one side only. When both sides changed one key
 to different values, the remote's value wins and ours is written to the conflict
 spool (a JSON line per key), from which `sync` makes a conflict record: never dropped.
+A merge whose result the loader would refuse (each side valid alone: the remote moved
+the start past our new end) is not made: the remote's file is kept whole and ours goes
+to the spool whole, with the loader's reason.
 
 git runs the driver during `git rebase <upstream>` (see sync.py), where the file git
 calls "ours" (%A) is the upstream's side: the remote. %B is the local commit being
@@ -20,7 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import yamlfile
+from . import parsing, yamlfile
 from .resources import RESOURCES, yaml_fields
 
 SPOOL_ENV = "CALENDAR_SYNC_SPOOL"
@@ -65,27 +68,25 @@ def merge_texts(base: str, remote: str, ours: str, path: str) -> Merged:
     return Merged(yamlfile.edit(remote, changes, field_order(path)), lost)
 
 
-def different_records(base: str, remote: str, ours: str) -> bool:
-    """Both sides added this file (no base) for records with different ids: two
-    instances gave two new records one slug, so one file name. Not one record to
-    merge: both are kept (sync.py gives ours a fresh slug)."""
-    if base.strip():
-        return False
-    try:
-        theirs = yamlfile.load(remote.encode("utf-8")).get("id")
-        mine = yamlfile.load(ours.encode("utf-8")).get("id")
-    except (yamlfile.YamlError, ValueError):
-        return False
-    return theirs is not None and mine is not None and theirs != mine
+def collection_of(path: str) -> str | None:
+    """The collection a repository path belongs to (the content tree may be a folder)."""
+    return next((part for part in Path(path).parts if part in RESOURCES), None)
 
 
 def field_order(path: str) -> list[str]:
     """The canonical key order of the collection a path belongs to (new keys go where
     `fmt` would put them)."""
-    for part in Path(path).parts:
-        if part in RESOURCES:
-            return [f.yaml_key for f in yaml_fields(RESOURCES[part])]
-    return []
+    collection = collection_of(path)
+    return [f.yaml_key for f in yaml_fields(RESOURCES[collection])] if collection else []
+
+
+def refusal(text: str, path: str) -> str:
+    """Why the catalog's loader would leave this record file out ("" if it loads)."""
+    collection = collection_of(path)
+    if collection is None:
+        return ""
+    outcome = parsing.parse_data(text.encode("utf-8"), path, collection)
+    return f"line {outcome[1]}: {outcome[2]}" if outcome[0] == "problem" else ""
 
 
 def main(argv: list[str]) -> int:
@@ -94,15 +95,17 @@ def main(argv: list[str]) -> int:
     read = lambda p: Path(p).read_text(encoding="utf-8")
     spool = os.environ.get(SPOOL_ENV)
     try:
-        if different_records(read(base_file), read(remote_file), read(ours_file)):
-            if spool:  # the remote's file stays at this path; ours moves (sync.py)
-                with open(spool, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"path": path, "displaced": read(ours_file)}) + "\n")
-            return 0
         merged = merge_texts(read(base_file), read(remote_file), read(ours_file), path)
     except (yamlfile.YamlError, UnicodeDecodeError, ValueError) as exc:
         print(f"{path}: no key-by-key merge: {exc}", file=sys.stderr)
         return 1
+    invalid = refusal(merged.text, path) if merged.text != read(remote_file) else ""
+    if invalid:  # the remote's file stays as it is; ours is kept whole
+        if spool:
+            with open(spool, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"path": path, "ours_file": read(ours_file),
+                                     "invalid": invalid}) + "\n")
+        return 0
     Path(remote_file).write_text(merged.text, encoding="utf-8")
     if merged.lost and spool:
         entry = {"path": path, "keys": {k: {"ours": o, "remote": t}

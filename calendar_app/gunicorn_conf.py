@@ -16,6 +16,11 @@ limit_request_line = 8190  # gunicorn's largest finite value (0 would mean unlim
 limit_request_field_size = 32768  # one header alone may exceed MAX_HEADER_BYTES
 limit_request_fields = 256
 
+# gunicorn's default, stated because sync.py keeps every network git call of a request
+# below it (NETWORK_TIMEOUT, SYNC_TIMEOUT): a worker killed mid-request would leave
+# its git process behind.
+timeout = 30
+
 # -- preloading -----------------------------------------------------------------------
 # The master loads the calendar (imports calendar_app.wsgi) once, before forking: at
 # 100,000 events a first load without a cache takes a minute or more, and a worker

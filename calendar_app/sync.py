@@ -14,8 +14,14 @@ The server is one clone among others (editors, CI, other instances):
   wins and our value is kept in a conflict record under `.calendar/conflicts/`,
   committed and pushed like any change, listed by `sync status`, reported by `check`.
 
-Every exchange runs under the content tree's write lock, so no interface write (in
-any worker process) happens during a rebase, and one process integrates at a time.
+Integrating and pushing run under the content tree's write lock, so no interface write
+(in any worker process) happens during a rebase, and one process integrates at a time.
+Fetching does not: the lock is held for network I/O only while pushing (and fetching
+again after a refused push), and every network call of one exchange together gets
+`SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
+in time is killed with its process group and marks the remote stalled (shared state):
+writes then answer "queued" at once, without trying, until an exchange from the
+background thread gets through again.
 `integrated_hooks` get the content-relative paths an integration changed (the
 catalog re-reads them, the journal tells the other workers) before the lock is let go.
 """
@@ -34,13 +40,14 @@ import shlex
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import clock as clocks
 from . import fieldmerge, slugs, yamlfile
-from .content import ContentTree, git_env
+from .content import NETWORK_TIMEOUT, ContentTree, git_env, run_git
 from .editorial.findings import WARNING, Finding
 
 log = logging.getLogger(__name__)
@@ -50,7 +57,9 @@ STATE_FILE = "sync-state.json"
 CONFLICTS_DIR = ".calendar/conflicts"
 MAX_ROUNDS = 5  # push refused, fetch, rebase, push again: give up (queued) after this
 RETRY_SECONDS = 10.0  # a failed exchange is tried again this soon, polling or not
-NETWORK_TIMEOUT = 120  # seconds for one fetch or push: a hung remote cannot hold writes
+# The first clone happens before serving (gunicorn's master, `serve`), outside any
+# request, and may bring a large history: it gets longer than one exchange.
+CLONE_TIMEOUT = 600.0
 AUTHOR = "calendar-app <calendar-app@localhost>"
 # git's words for a push refused because the remote branch moved on. Two pushes that
 # arrive together at one server: the second one's ref update finds the ref already moved
@@ -64,6 +73,10 @@ class SyncError(RuntimeError):
     """Sync cannot be set up or an exchange failed; the message says why."""
 
 
+class RemoteStalled(SyncError):
+    """A network git call got no answer in time (and was killed)."""
+
+
 @dataclass(frozen=True)
 class SyncSettings:
     remote: str  # a remote's name in the clone, or the URL to clone from
@@ -71,11 +84,41 @@ class SyncSettings:
     webhook_secret: str = ""
     poll: float = 0.0  # seconds between fetches; 0: webhooks only
     push: str = "wait"  # see the module docstring
+    timeout: float = NETWORK_TIMEOUT  # seconds for the network calls of one exchange
 
     def __post_init__(self) -> None:
         if self.push not in PUSH_MODES:
             raise SyncError(f"push mode must be one of {', '.join(PUSH_MODES)}, "
                             f"not {self.push!r}")
+        problem = poll_problem(self.poll) or timeout_problem(self.timeout)
+        if problem:
+            raise SyncError(problem)
+
+
+MIN_POLL = 0.1  # seconds: a shorter period is a busy loop, not polling
+
+
+def poll_problem(value: float) -> str:
+    """What is wrong with a polling period ("" when nothing): 0 is off."""
+    if not isinstance(value, (int, float)) or not (value == 0 or MIN_POLL <= value < 1e9):
+        return (f"the polling period must be 0 (off) or a number of seconds from "
+                f"{MIN_POLL:g}, not {value!r}")
+    return ""
+
+
+def seconds(value: object, name: str) -> float:
+    """A setting in seconds as given: a number, or text (the environment)."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise SyncError(f"{name} must be a number of seconds, not {value!r}") from None
+
+
+def timeout_problem(value: float) -> str:
+    """What is wrong with a network timeout ("" when nothing)."""
+    if not isinstance(value, (int, float)) or not 0 < value < 1e9:
+        return f"the network timeout must be a positive number of seconds, not {value!r}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -97,15 +140,15 @@ def _reason(output: str) -> str:
 
 
 def _run(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
-         timeout: float | None = None) -> subprocess.CompletedProcess:
+         timeout: float | None = None, input: str | None = None) -> subprocess.CompletedProcess:
     full = git_env(GIT_EDITOR="true",  # rebase --continue keeps messages as they are
                    LC_ALL="C")  # git's messages are parsed (_REFUSED)
     full.update(env or {})
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, env=full, capture_output=True,
-                              text=True, check=False, timeout=timeout)
+        proc = run_git(cwd, list(args), full, timeout, input)
     except subprocess.TimeoutExpired:
-        raise SyncError(f"git {args[0]} took longer than {timeout} s") from None
+        raise RemoteStalled(f"git {args[0]} got no answer from the remote within "
+                            f"{timeout:.3g} s (stopped)") from None
     if check and proc.returncode:
         raise SyncError(f"git {args[0]} failed: {_reason(proc.stderr or proc.stdout)}")
     return proc
@@ -119,7 +162,7 @@ def prepare_clone(content: Path, settings: SyncSettings) -> str:
     if not content.exists() or (content.is_dir() and not any(content.iterdir())):
         content.parent.mkdir(parents=True, exist_ok=True)
         _run(content.parent, "clone", "-q", "--branch", settings.branch, "--origin",
-             "origin", settings.remote, str(content.absolute()), timeout=NETWORK_TIMEOUT)
+             "origin", settings.remote, str(content.absolute()), timeout=CLONE_TIMEOUT)
         return "origin"
     if _run(content, "rev-parse", "--show-toplevel", check=False).returncode:
         raise SyncError(f"{content} is not a git clone; give an empty folder to clone "
@@ -156,11 +199,12 @@ def verify_webhook(header: Callable[[str], str | None], body: bytes, secret: str
 
 def pushed_ref(body: bytes) -> str:
     """The ref a forge's push event names (`ref`, the same key on GitHub, GitLab and
-    Gitea); "" when the body names none (a ping, another event): fetch to be sure."""
+    Gitea); "" when the body names none (a ping, another event): fetch to be sure.
+    Raises ValueError when the body is not JSON this can read (nested too deep too)."""
     try:
         payload = json.loads(body)
-    except ValueError:
-        return ""
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
     ref = payload.get("ref") if isinstance(payload, dict) else None
     return ref if isinstance(ref, str) and ref.startswith("refs/") else ""
 
@@ -193,12 +237,13 @@ class RemoteSync:
         return f"refs/remotes/{self.remote}/{self.branch}"
 
     def git(self, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
-            timeout: float | None = None) -> subprocess.CompletedProcess:
+            timeout: float | None = None, input: str | None = None
+            ) -> subprocess.CompletedProcess:
         """Run git in the clone (no prompts, C locale, a committer identity)."""
         root = self.tree.git_root
         if root is None:
             raise SyncError(f"{self.tree.root} is not in a git repository")
-        return _run(root, *args, check=check, env=env, timeout=timeout)
+        return _run(root, *args, check=check, env=env, timeout=timeout, input=input)
 
     def _rev(self, ref: str) -> str:
         return self.git("rev-parse", "--verify", "-q", ref, check=False).stdout.strip()
@@ -227,7 +272,7 @@ class RemoteSync:
         self._stopping = True
         self._wake.set()
         if self._thread is not None and self._pid == os.getpid():
-            self._thread.join(timeout=NETWORK_TIMEOUT)
+            self._thread.join(timeout=self.settings.timeout + 5)
         self._thread = None
 
     def _loop(self) -> None:
@@ -245,8 +290,9 @@ class RemoteSync:
 
     # -- writes --------------------------------------------------------------------
     def on_commit(self) -> None:
-        """Called by the service after each interface commit, the write lock held."""
-        if self.settings.push == "wait":
+        """Called by the service after each interface commit, the write lock held.
+        While the remote is stalled the write does not wait for it: queued."""
+        if self.settings.push == "wait" and not read_state(self.state_path).get("stalled"):
             self._local.outcome = self.exchange_locked(fetch=False).state
             if self._local.outcome == "queued":
                 self._wake.set()  # the exchange thread retries until the remote takes it
@@ -262,48 +308,92 @@ class RemoteSync:
 
     # -- exchanging ----------------------------------------------------------------
     def exchange(self, fetch: bool = True) -> SyncResult:
-        """Fetch and integrate the remote branch, then push ours, under the lock."""
+        """Fetch the remote branch (writes go on meanwhile), then integrate it and push
+        ours under the write lock."""
+        deadline = time.monotonic() + self.settings.timeout
+        fetched = ""
+        if fetch:
+            known = read_state(self.state_path).get("upstream", "")
+            try:
+                fetched = self._fetch(deadline)
+            except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
+                return self._failed(exc, set())
         with self.tree.locked():
-            return self.exchange_locked(fetch)
+            if fetch and read_state(self.state_path).get("upstream", "") != known:
+                fetched = ""  # pushed or integrated meanwhile: that fetch may predate it
+            return self._rounds(deadline, fetch, fetched)
 
     def exchange_locked(self, fetch: bool = True) -> SyncResult:
         """`exchange` for a caller already holding the write lock (`tree.locked()`
         cannot be taken twice by one thread: its file lock is per open file)."""
+        return self._rounds(time.monotonic() + self.settings.timeout, fetch, "")
+
+    def _rounds(self, deadline: float, fetch: bool, fetched: str) -> SyncResult:
+        """Integrate and push, the lock held: `fetched`, the remote's head fetched just
+        before taking it ("": fetch now); without `fetch` (right after a commit) push
+        first, there is something to push."""
         changed: set[str] = set()
         try:
             for _ in range(MAX_ROUNDS):
                 if fetch:
-                    self.git("fetch", "-q", self.remote,
-                             f"+refs/heads/{self.branch}:{self.upstream}",
-                             timeout=NETWORK_TIMEOUT)
-                    changed |= self._integrate()
-                # Without a fetch (right after a commit) there is something to push.
-                if (fetch and not self.unpushed()) or self._push():
+                    previous = self._rev(self.upstream)
+                    self.git("update-ref", self.upstream, fetched or self._fetch(deadline))
+                    fetched = ""
+                    changed |= self._integrate(previous)
+                if (fetch and not self.unpushed()) or self._push(deadline):
                     self._save_state(error="", pushed=True)
                     return SyncResult("pushed", self._rev("HEAD"), frozenset(changed))
                 fetch = True  # refused: someone pushed first; integrate theirs
             raise SyncError(f"the remote branch moved on during each of {MAX_ROUNDS} "
                             "pushes; trying again later")
-        except Exception as exc:  # any failure leaves the commits queued
-            if not isinstance(exc, SyncError):
-                log.exception("sync with %s failed", self.remote)
-            self._save_state(error=str(exc))
-            return SyncResult("queued", self._rev("HEAD"), frozenset(changed), str(exc))
+        except Exception as exc:  # noqa: BLE001  (any failure leaves the commits queued)
+            return self._failed(exc, changed)
 
-    def _push(self) -> bool:
+    def _failed(self, exc: Exception, changed: set[str]) -> SyncResult:
+        """Any failure leaves the commits queued; a stalled remote is remembered."""
+        if not isinstance(exc, SyncError):
+            log.exception("sync with %s failed", self.remote)
+        self._save_state(error=str(exc), stalled=isinstance(exc, RemoteStalled))
+        return SyncResult("queued", self._rev("HEAD"), frozenset(changed), str(exc))
+
+    def _network(self, deadline: float, *args: str) -> subprocess.CompletedProcess:
+        """A git call that talks to the remote, within what is left of `deadline`."""
+        left = deadline - time.monotonic()
+        if left <= 0:  # spent waiting for the lock, say: not the remote's fault
+            raise SyncError(f"no time left for git {args[0]} in this exchange "
+                            f"({self.settings.timeout:g} s); trying again later")
+        return self.git(*args, check=False, timeout=left)
+
+    def _fetch(self, deadline: float) -> str:
+        """The remote branch's head, fetched into a ref of this thread's own: without
+        the write lock, other processes of this clone may fetch at the same time, and
+        the remote-tracking branch moves only under the lock."""
+        ref = f"refs/calendar/fetching/{os.getpid()}-{threading.get_ident()}"
+        proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head", self.remote,
+                             f"+refs/heads/{self.branch}:{ref}")
+        if proc.returncode:
+            raise SyncError(f"git fetch failed: {_reason(proc.stderr or proc.stdout)}")
+        head = self._rev(ref)
+        self.git("update-ref", "-d", ref)
+        return head
+
+    def _push(self, deadline: float) -> bool:
         """Push the branch; False when refused because the remote moved on."""
-        proc = self.git("push", "--porcelain", self.remote,
-                        f"refs/heads/{self.branch}:refs/heads/{self.branch}",
-                        check=False, timeout=NETWORK_TIMEOUT)
+        head = self._rev(self.branch)
+        proc = self._network(deadline, "push", "--porcelain", self.remote,
+                             f"{head}:refs/heads/{self.branch}")
         if proc.returncode == 0:
+            self.git("update-ref", self.upstream, head)
             return True
         if _REFUSED.search(proc.stdout + proc.stderr):
             return False
         raise SyncError(f"git push failed: {_reason(proc.stderr)}")
 
-    def _integrate(self) -> set[str]:
-        """Bring the remote branch's commits into the branch and the work tree."""
-        if not self._rev(self.upstream):
+    def _integrate(self, previous: str = "") -> set[str]:
+        """Bring the remote branch's commits into the branch and the work tree;
+        `previous`: the remote-tracking branch before this fetch."""
+        target = self._rev(self.upstream)
+        if not target:
             return set()  # the remote has no such branch yet: the push makes it
         current = self.git("symbolic-ref", "-q", "--short", "HEAD", check=False)
         if current.stdout.strip() != self.branch:
@@ -313,18 +403,18 @@ class RemoteSync:
         if blocked:
             raise SyncError(f"cannot integrate: {blocked}")
         old = self._rev("HEAD")
+        known = read_state(self.state_path).get("upstream") or previous
         behind = self.git("rev-list", "--count", f"HEAD..{self.upstream}").stdout.strip()
-        if behind == "0":
+        if self._rewritten(known, target):
+            conflicts = self._adopt_rewritten(known, target)
+        elif behind == "0":
             return set()
-        if not self.unpushed():
+        elif not self.unpushed():
             self.git("merge", "-q", "--ff-only", self.upstream)
             conflicts: list[dict] = []
         else:
+            self._move_displaced(target)
             conflicts = self._rebase()
-        displaced = [c for c in conflicts if "displaced" in c]
-        if displaced:
-            self._give_fresh_slugs(displaced)
-        conflicts = [c for c in conflicts if "displaced" not in c]
         if conflicts:
             self._record_conflicts(conflicts)
         changed = self._changed_paths(old, self._rev("HEAD"))
@@ -332,6 +422,37 @@ class RemoteSync:
             hook(changed)
         self._save_state(integrated=True)
         return changed
+
+    def _rewritten(self, known: str, target: str) -> bool:
+        """Whether the remote's branch lost a commit we pushed or integrated (`known`,
+        the branch as we last saw it): rewritten, by a force-push."""
+        if not known or known == target or self.git(
+                "cat-file", "-e", f"{known}^{{commit}}", check=False).returncode:
+            return False
+        return self.git("merge-base", "--is-ancestor", known, target,
+                        check=False).returncode == 1
+
+    def _adopt_rewritten(self, known: str, target: str) -> list[dict]:
+        """The remote's branch was rewritten on purpose (say, to remove a commit that
+        held a private address): nothing it dropped is pushed again. The branch becomes
+        the remote's; our commits never pushed are not replayed on a history they were
+        not made on: what they changed goes to conflict records, for a person."""
+        ours = self.git("rev-list", "--count", f"{known}..HEAD").stdout.strip()
+        dropped = self.git("rev-list", "--count", f"{target}..{known}").stdout.strip()
+        paths = self.git("diff", "--name-only", "-z", "--no-renames", known, "HEAD").stdout
+        entries = []
+        for path in filter(None, paths.split("\0")):
+            blob = self.git("rev-parse", "--verify", "-q", f"HEAD:{path}", check=False)
+            entry = self._ours_entry(path, blob.stdout.strip() or None)
+            entries.append({**entry, "rewritten": True})
+        self.git("reset", "-q", "--keep", target)
+        note = (f"the remote branch was rewritten (force-pushed) from {known[:12]} to "
+                f"{target[:12]}: {dropped} commit(s) it dropped were not pushed again; "
+                f"{ours} commit(s) of ours, never pushed, are kept in "
+                f"{len(entries)} conflict record(s)")
+        log.warning("%s/%s: %s", self.remote, self.branch, note)
+        self._save_state(rewritten=note)
+        return entries
 
     def _rebase(self) -> list[dict]:
         """Rebase local commits on the remote branch; returns the conflicts resolved
@@ -399,35 +520,99 @@ class RemoteSync:
             Path(root, path).unlink(missing_ok=True)
         if 3 not in stages:
             return None if 2 not in stages else {"path": path, "ours_file": None}
-        ours = subprocess.run(["git", "cat-file", "blob", stages[3]], cwd=root,
+        return self._ours_entry(path, stages[3])
+
+    def _ours_entry(self, path: str, blob: str | None) -> dict:
+        """A conflict entry holding our side of `path` (None: we deleted it)."""
+        if blob is None:
+            return {"path": path, "ours_file": None}
+        ours = subprocess.run(["git", "cat-file", "blob", blob], cwd=self.tree.git_root,
                               capture_output=True, check=True).stdout
         try:
             return {"path": path, "ours_file": ours.decode("utf-8")}
         except UnicodeDecodeError:  # an image: its blob stays in git's objects
-            return {"path": path, "ours_file": None, "ours_blob": stages[3]}
+            return {"path": path, "ours_file": None, "ours_blob": blob}
 
-    def _give_fresh_slugs(self, displaced: list[dict]) -> None:
+    def _move_displaced(self, target: str) -> None:
         """Records made here whose file name (their slug) the remote gave another new
-        record meanwhile: back under a slug nobody has, their id unchanged, in one
-        commit. Their links are not rewritten: a record of ours that linked to that
-        slug now links to the remote's record of the same name."""
-        written = []
-        for entry in displaced:
-            relpath = self._content_path(entry["path"])
-            collection = relpath.split("/", 1)[0]
-            taken = {p.stem for p in (self.tree.root / collection).rglob("*.yaml")}
-            text = entry["displaced"]
-            old_slug = str(yamlfile.load(text.encode("utf-8")).get("slug")
-                           or Path(relpath).stem)
-            new_slug = slugs.unique_slug(old_slug, lambda s, taken=taken: s in taken)
+        record meanwhile (an id of its own): before the rebase, our unpushed commits are
+        rewritten so that ours has a slug nobody has from its first commit on, its id
+        unchanged. Each later commit of ours then changes our record at its new path,
+        never the remote's; authors and messages stay. Links are not rewritten: a
+        record of ours that linked to that slug now links to the remote's record."""
+        base = self.git("merge-base", "HEAD", target).stdout.strip()
+        theirs = set(self._paths("log", "--diff-filter=A", f"{base}..{target}"))
+        moves: dict[str, tuple[str, object, str]] = {}  # old path: new path, our id, slug
+        taken: set[str] = set()
+        for path in self._paths("log", "--diff-filter=A", "--reverse", f"{base}..HEAD"):
+            if path not in theirs or path in moves:
+                continue
+            first = self.git("log", "--diff-filter=A", "--format=%H", "--reverse",
+                             f"{base}..HEAD", "--", path).stdout.split()
+            ours, remote = self._record_id(f"{first[0]}:{path}"), self._record_id(
+                f"{target}:{path}")
+            if None in (ours, remote) or ours == remote:
+                continue
+            parts = Path(path).parts
+            top = "/".join(parts[:parts.index(fieldmerge.collection_of(path) or parts[0]) + 1])
+            taken |= {Path(p).stem for tree in (target, "HEAD")
+                      for p in self._paths("ls-tree", "-r", tree, "--", top)}
+            slug = slugs.unique_slug(Path(path).stem, taken.__contains__)
+            taken.add(slug)
+            moves[path] = (f"{path.rsplit('/', 1)[0]}/{slug}.yaml", ours, slug)
+        if not moves:
+            return
+        mapping: dict[str, str] = {}
+        for sha in self.git("rev-list", "--reverse", "--topo-order", f"{base}..HEAD"
+                            ).stdout.split():
+            mapping[sha] = self._rewrite_commit(sha, moves, mapping)
+        self.git("reset", "-q", "--keep", mapping[sha])
+        log.warning("%s/%s: record(s) made here renamed, the remote gave their slug to "
+                    "another new record meanwhile: %s", self.remote, self.branch,
+                    ", ".join(f"{old} -> {new}" for old, (new, _, _) in moves.items()))
+
+    def _paths(self, command: str, *args: str) -> list[str]:
+        """File paths a `git log` or `git ls-tree` lists (names only)."""
+        out = self.git(command, "--name-only", "-z",
+                       *(["--format="] if command == "log" else []), *args)
+        return [p for p in out.stdout.replace("\n", "\0").split("\0") if p]
+
+    def _record_id(self, blob: str) -> object:
+        text = self.git("cat-file", "-p", blob, check=False).stdout
+        try:
+            return yamlfile.load(text.encode("utf-8")).get("id")
+        except (yamlfile.YamlError, ValueError, AttributeError):
+            return None
+
+    def _rewrite_commit(self, sha: str, moves: dict[str, tuple[str, object, str]],
+                        mapping: dict[str, str]) -> str:
+        """`sha` again on its rewritten parents, our displaced records at their new
+        paths: the same author, dates and message."""
+        index = self.state_path.with_name(f"rewrite-index-{os.getpid()}")
+        env = {"GIT_INDEX_FILE": str(index)}
+        self.git("read-tree", sha, env=env)
+        for old, (new, record_id, slug) in moves.items():
+            listed = self.git("ls-tree", sha, "--", old).stdout.split()
+            if not listed or self._record_id(listed[2]) != record_id:
+                continue
+            text = self.git("cat-file", "blob", listed[2]).stdout
             if re.search(r"^slug[ \t]*:", text, re.MULTILINE):
-                text = yamlfile.edit(text, {"slug": new_slug},
-                                     fieldmerge.field_order(relpath))
-            target = f"{relpath.rsplit('/', 1)[0]}/{new_slug}.yaml"
-            self.tree.write_text(target, text)
-            written.append(target)
-        self.tree.commit(written, f"sync: {len(written)} record(s) made here renamed: the "
-                         "remote gave their slug to another new record meanwhile", AUTHOR)
+                text = yamlfile.edit(text, {"slug": slug}, fieldmerge.field_order(new))
+            blob = self.git("hash-object", "-w", "--stdin", input=text).stdout.strip()
+            self.git("update-index", "--force-remove", "--", old, env=env)
+            self.git("update-index", "--add", "--cacheinfo", f"{listed[0]},{blob},{new}",
+                     env=env)
+        tree = self.git("write-tree", env=env).stdout.strip()
+        index.unlink(missing_ok=True)
+        fields = self.git("log", "-1", "--date=raw",
+                          "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd%x00%B", sha).stdout
+        an, ae, ad, cn, ce, cd, message = fields.split("\0", 6)
+        parents = self.git("rev-list", "--parents", "-n1", sha).stdout.split()[1:]
+        who = {"GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae, "GIT_AUTHOR_DATE": ad,
+               "GIT_COMMITTER_NAME": cn, "GIT_COMMITTER_EMAIL": ce, "GIT_COMMITTER_DATE": cd}
+        args = [arg for p in parents for arg in ("-p", mapping.get(p, p))]
+        return self.git("commit-tree", tree, *args, "-F", "-", env=who,
+                        input=message).stdout.strip()
 
     def _record_conflicts(self, conflicts: list[dict]) -> None:
         """One conflict record per file, committed (and so pushed): our side of what
@@ -441,6 +626,13 @@ class RemoteSync:
                       "recorded_at": now.isoformat(timespec="seconds"),
                       "remote_commit": remote_head,
                       "resolution": "the remote's version was kept; ours is below"}
+            if entry.get("rewritten"):
+                record["resolution"] = ("the remote branch was rewritten (force-pushed) and "
+                                        "this change of ours, never pushed, was not made on "
+                                        "it: the remote's version was kept; ours is below")
+            if "invalid" in entry:  # both sides' keys together would not load
+                record["resolution"] = ("the remote's version was kept: merged with ours it "
+                                        f"would not load ({entry['invalid']}); ours is below")
             if "keys" in entry:
                 record["keys"] = entry["keys"]
             elif "ours_blob" in entry:
@@ -472,19 +664,26 @@ class RemoteSync:
 
     # -- state ---------------------------------------------------------------------
     def _save_state(self, error: str | None = None, pushed: bool = False,
-                    integrated: bool = False) -> None:
+                    integrated: bool = False, stalled: bool = False,
+                    rewritten: str = "") -> None:
         state = read_state(self.state_path)
         now = self.clock().astimezone(dt.UTC).isoformat(timespec="seconds")
         if self._url is None:
             self._url = self.git("remote", "get-url", self.remote, check=False).stdout.strip()
         state.update({"remote": self.remote, "branch": self.branch, "url": self._url})
         if error is not None:
+            state["stalled"] = stalled  # cleared by the next exchange that gets through
             state["last_error"] = error
             state["last_error_at"] = now if error else state.get("last_error_at", "")
         if pushed:
             state["last_exchange_at"] = now
         if integrated:
             state["last_integrated_at"] = now
+        if pushed or integrated:  # the remote's head as we last saw it (force-pushes)
+            state["upstream"] = self._rev(self.upstream)
+        if rewritten:
+            state["rewritten"] = rewritten
+            state["rewritten_at"] = now
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
@@ -548,6 +747,9 @@ def print_status(content: Path, cache_dir: Path) -> int:
         print(f"last error ({state.get('last_error_at')}): {state['last_error']}")
     if state.get("last_exchange_at"):
         print(f"last successful exchange: {state['last_exchange_at']}")
+    if state.get("rewritten"):
+        print(f"last rewrite of the remote branch ({state.get('rewritten_at')}): "
+              f"{state['rewritten']}")
     conflicts = conflict_records(content)
     if conflicts:
         print(f"{len(conflicts)} conflict record(s) to decide:")

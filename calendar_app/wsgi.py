@@ -6,12 +6,13 @@ demo calendar made from the bundled sample), CALENDAR_USERS (users file), CALEND
 With a shared repository (docs/deployment.md): CALENDAR_REMOTE (remote name or URL;
 CALENDAR_CONTENT is then required, cloned into when empty), CALENDAR_BRANCH (main),
 CALENDAR_WEBHOOK_SECRET, CALENDAR_POLL (seconds), CALENDAR_PUSH (wait or queue),
-CALENDAR_ID_BLOCK (ids leased at a time, 100).
+CALENDAR_SYNC_TIMEOUT (seconds, 10), CALENDAR_ID_BLOCK (ids leased at a time, 100).
 """
 
 import os
 
 from .app import create_app
+from .content import NETWORK_TIMEOUT
 from .starter import serving_content
 
 _remote = os.environ.get("CALENDAR_REMOTE")
@@ -25,7 +26,8 @@ app = create_app({
     "SYNC_REMOTE": _remote,
     "SYNC_BRANCH": os.environ.get("CALENDAR_BRANCH") or "main",
     "SYNC_WEBHOOK_SECRET": os.environ.get("CALENDAR_WEBHOOK_SECRET") or "",
-    "SYNC_POLL": float(os.environ.get("CALENDAR_POLL") or 0),
+    "SYNC_POLL": os.environ.get("CALENDAR_POLL") or 0,  # checked by SyncSettings
     "SYNC_PUSH": os.environ.get("CALENDAR_PUSH") or "wait",
+    "SYNC_TIMEOUT": os.environ.get("CALENDAR_SYNC_TIMEOUT") or NETWORK_TIMEOUT,
     "ID_BLOCK": int(os.environ.get("CALENDAR_ID_BLOCK") or 100),
 })

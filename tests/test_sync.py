@@ -46,6 +46,10 @@ PUSH_BODY = json.dumps({"ref": "refs/heads/main", "after": "0" * 40}).encode()
 # -- repositories ------------------------------------------------------------------
 @pytest.fixture
 def remote(tmp_path: Path) -> Path:
+    return make_remote(tmp_path)
+
+
+def make_remote(tmp_path: Path) -> Path:
     """A bare repository holding the sample calendar at its root, on branch main."""
     seed = tmp_path / "seed"
     shutil.copytree(SAMPLE, seed)
