@@ -230,7 +230,8 @@ class ContentTree:
         path = self.root / RETIRED_IDS_FILE
         if not path.exists():
             return set()
-        return {int(t) for t in path.read_text().split() if t.isdigit()}
+        # ASCII: '¹' passes isdigit() but not int().
+        return {int(t) for t in path.read_text().split() if t.isascii() and t.isdigit()}
 
     # -- writing -------------------------------------------------------------
     @contextlib.contextmanager

@@ -156,8 +156,8 @@ class IdLeases:
                  block_size: int = DEFAULT_BLOCK, state_file: Path | None = None,
                  clock: clocks.Clock = clocks.system_now,
                  timeout: float = LEASE_TIMEOUT) -> None:
-        if block_size < 1:
-            raise ValueError("block_size must be at least 1")
+        if block_size < 1 or not timeout > 0:
+            raise ValueError("block_size must be at least 1 and timeout above 0")
         self.repo = Path(repo)
         self.remote = remote
         self.block_size = block_size
@@ -292,7 +292,8 @@ class IdLeases:
         if proc.returncode != 0:
             if "couldn't find remote ref" not in proc.stderr:
                 raise LeaseUnavailable(f"could not reach {self.remote} to lease new ids: "
-                                       f"{_last_line(proc.stderr)}")
+                                       f"{_last_line(proc.stderr)}; try again once it can "
+                                       "be reached")
             if seen:
                 raise LeaseUnavailable(
                     f"{LEASES_REF} is gone from {self.remote}, though this server leased "

@@ -6,7 +6,8 @@ demo calendar made from the bundled sample), CALENDAR_USERS (users file), CALEND
 With a shared repository (docs/deployment.md): CALENDAR_REMOTE (remote name or URL;
 CALENDAR_CONTENT is then required, cloned into when empty), CALENDAR_BRANCH (main),
 CALENDAR_WEBHOOK_SECRET, CALENDAR_POLL (seconds), CALENDAR_PUSH (wait or queue),
-CALENDAR_ID_BLOCK (ids leased at a time, 100).
+CALENDAR_ID_BLOCK (ids leased at a time, 100), CALENDAR_ID_LEASE_TIMEOUT (seconds for one
+lease's fetch and push, 10).
 """
 
 import os
@@ -28,4 +29,5 @@ app = create_app({
     "SYNC_POLL": float(os.environ.get("CALENDAR_POLL") or 0),
     "SYNC_PUSH": os.environ.get("CALENDAR_PUSH") or "wait",
     "ID_BLOCK": int(os.environ.get("CALENDAR_ID_BLOCK") or 100),
+    "ID_LEASE_TIMEOUT": float(os.environ.get("CALENDAR_ID_LEASE_TIMEOUT") or 10),
 })
