@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from test_reliability_concurrency import Http, basic, wait_for_port
 
 from calendar_app import create_app
+from calendar_app.cli import main
 from calendar_app.idlease import (
     LEASES_REF,
     BadLeases,
@@ -166,6 +167,14 @@ def test_hostile_retired_ids_do_not_stop_creates(content: Path, tmp_path: Path, 
     client = _app(content, tmp_path).test_client()
     created = client.post(f"{BASE}/events", headers=admin, json=_gig())
     assert created.status_code == 201 and created.get_json()["id"] == M + 1
+
+
+def test_new_and_check_ignore_hostile_retired_ids(content: Path, capsys) -> None:
+    (content / ".retired-ids").write_text(f"¹ {2**60}\n")
+    assert main(["new", "venue", "Fresh Hall", "--content", str(content)]) == 0
+    path = Path(capsys.readouterr().out.strip())
+    assert path.read_text().startswith(f"id: {M + 1}\n")  # before: ValueError; 2**60 + 1
+    assert main(["check", str(content), "--format", "json"]) == 0
 
 
 # -- item 18: the leases ref is untrusted ---------------------------------------------------
