@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from .idlease import DEFAULT_BLOCK
+from .idlease import DEFAULT_BLOCK, LEASE_TIMEOUT
 from .starter import ensure_demo
 from .sync import NETWORK_TIMEOUT, SyncSettings, seconds
 from .wiring import DEFAULT_BASE_PATH, default_users_file, open_calendar
@@ -23,7 +23,7 @@ def create_app(config: dict | None = None) -> Flask:
     off), SYNC_PUSH ("wait" or "queue"), SYNC_TIMEOUT (seconds for the network calls of
     one exchange, below the worker timeout); see docs/deployment.md. With a remote, new ids
     come from blocks of ID_BLOCK (100) ids leased there (idlease.py), so instances never
-    share one."""
+    share one; ID_LEASE_TIMEOUT (10) bounds in seconds each lease's talk with the remote."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -40,6 +40,7 @@ def create_app(config: dict | None = None) -> Flask:
         SYNC_PUSH="wait",
         SYNC_TIMEOUT=NETWORK_TIMEOUT,
         ID_BLOCK=DEFAULT_BLOCK,
+        ID_LEASE_TIMEOUT=LEASE_TIMEOUT,
     )
     app.config.update(config or {})
     users_file = Path(app.config["USERS_FILE"] or default_users_file())
@@ -61,7 +62,8 @@ def create_app(config: dict | None = None) -> Flask:
         content, users_file, Path(cache) if cache else None,
         app.config["NOW"], watch=not testing if watch is None else bool(watch),
         index_in_background=not testing if background is None else bool(background),
-        sync=sync, id_block=int(app.config["ID_BLOCK"]))
+        sync=sync, id_block=int(app.config["ID_BLOCK"]),
+        id_lease_timeout=seconds(app.config["ID_LEASE_TIMEOUT"], "ID_LEASE_TIMEOUT"))
     app.extensions["calendar"] = calendar
     atexit.register(calendar.close)
 

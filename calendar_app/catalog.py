@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .content import SETTINGS_FILE, ContentTree
-from .idlease import IdLeases
+from .idlease import IdLeases, LeaseUnavailable
 from .parsing import Outcome, parse, parse_data, parse_many
-from .records import Record, line_of, valid_id
+from .records import MAX_ID, Record, line_of, valid_id
 from .resources import EVENTS, RESOURCES
 
 log = logging.getLogger(__name__)
@@ -627,7 +627,8 @@ class Catalog:
         """The highest id taken: by a record, a retired id, an id still written in a
         file that does not load, or in `also_taken`."""
         latest = self._work or self.current
-        return max(max(latest.records, default=0), max(self.tree.retired_ids(), default=0),
+        retired = (i for i in self.tree.retired_ids() if valid_id(i))  # none out of range
+        return max(max(latest.records, default=0), max(retired, default=0),
                    max(self._problem_ids(), default=0), max(also_taken, default=0))
 
     def next_id(self, also_taken: Collection[int] = ()) -> int:
@@ -636,6 +637,8 @@ class Catalog:
         this instance's leased block that none of those takes."""
         highest = self.highest_id(also_taken)
         if self.leases is None:
+            if highest >= MAX_ID:
+                raise LeaseUnavailable(f"every id up to {MAX_ID} is used")
             return highest + 1
         latest = self._work or self.current
         retired = self.tree.retired_ids()

@@ -97,7 +97,9 @@ def run_git(cwd: Path, args: list[str], env: dict[str, str] | None = None,
             ) -> subprocess.CompletedProcess:
     """git in a session of its own: past `timeout` the whole process group (git and
     its ssh or remote helper) is killed, then subprocess.TimeoutExpired is raised."""
-    with subprocess.Popen(["git", *args], cwd=cwd, env=env or git_env(), text=True,
+    # Decoded leniently: a remote's refs and files are anyone's bytes.
+    with subprocess.Popen(["git", *args], cwd=cwd, env=env or git_env(), encoding="utf-8",
+                          errors="replace",
                           stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           start_new_session=True) as proc:
@@ -256,7 +258,8 @@ class ContentTree:
         path = self.root / RETIRED_IDS_FILE
         if not path.exists():
             return set()
-        return {int(t) for t in path.read_text().split() if t.isdigit()}
+        # ASCII: '¹' passes isdigit() but not int().
+        return {int(t) for t in path.read_text().split() if t.isascii() and t.isdigit()}
 
     # -- writing -------------------------------------------------------------
     @contextlib.contextmanager

@@ -13,36 +13,67 @@ The block an instance holds, and the next id in it, are kept in a file of its ow
 out an id twice, even one whose record was deleted meanwhile. Cut off from the remote,
 an instance goes on within its block; once that is used up it refuses to make records
 (`LeaseUnavailable`) rather than take an id no lease covers.
+
+Anyone who can push may write the ref, so it is read as untrusted input: every line
+must be a well-formed block within 1..records.MAX_ID, each above the one before, or the
+whole ref is refused (`BadLeases`). A ref that vanished or went backwards (its blocks
+end below the highest this clone leased there) is refused too: taking blocks from it
+could hand out ids already given. Refused, a server keeps serving and changing records;
+only new records wait (503) until the ref is repaired (docs/deployment.md).
+
+Leasing talks to the remote, so it is bounded: every fetch and push together within
+`LEASE_TIMEOUT` (git and its helpers killed past it). After a lease timed out, the next
+attempt waits as long again, so queued writes answer at once instead of each waiting.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import json
 import logging
 import os
 import random
+import re
 import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import clock as clocks
-from .content import git_env
+from .content import NETWORK_TIMEOUT, git_env, run_git
+from .records import MAX_ID
 
 log = logging.getLogger(__name__)
 LEASES_REF = "refs/calendar/id-leases"
+FETCHED_REF = "refs/calendar/id-leases-fetched"  # the remote's, until it is checked
 LEASES_FILE = "leases"
 STATE_FILE = "calendar-id-lease.json"  # in the clone's git directory
+LOCK_FILE = "calendar-id-lease.lock"  # beside it: one leaser and state writer at a time
 DEFAULT_BLOCK = 100
+# Seconds for one lease, every fetch and push of it together: well below gunicorn's
+# worker timeout (30 s), as a create waits for it with the write lock held.
+LEASE_TIMEOUT = NETWORK_TIMEOUT
+MAX_LEASES_BYTES = 16 << 20  # ~200,000 lines: a larger file is not ours
 _ATTEMPTS = 30  # compare-and-swap rounds before giving up (each loser retries at once)
+_LINE = re.compile(r"([!-~]{1,200}) ([1-9][0-9]{0,15}) ([1-9][0-9]{0,15}) "
+                   r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)")
 
 
 class LeaseUnavailable(RuntimeError):
     """No id left in our block and no new block could be leased: `str()` says why."""
+
+
+class BadLeases(LeaseUnavailable):
+    """The leases file does not read as blocks going forward within 1..MAX_ID."""
+
+
+class _TimedOut(LeaseUnavailable):
+    pass
 
 
 @dataclass(frozen=True)
@@ -59,36 +90,79 @@ class Lease:
         return isinstance(record_id, int) and self.first <= record_id <= self.last
 
 
+def _read_lines(text: str) -> Iterator[tuple[int, Lease | str]]:
+    """(line number, its lease or what is wrong with it) for each non-empty line."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line:
+            continue
+        match = _LINE.fullmatch(line)
+        if not match:
+            yield number, f"{line[:80]!r} is not 'instance first last time'"
+            continue
+        first, last = int(match[2]), int(match[3])
+        if not first <= last <= MAX_ID:
+            yield number, f"ids {first}-{last} are not a block within 1-{MAX_ID}"
+            continue
+        yield number, Lease(match[1], first, last, match[4])
+
+
 def parse_leases(text: str) -> list[Lease]:
-    """The leases file; lines that do not read as a lease are skipped (never written)."""
-    out = []
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) == 4 and parts[1].isdigit() and parts[2].isdigit():
-            out.append(Lease(parts[0], int(parts[1]), int(parts[2]), parts[3]))
+    """The leases file, every line a block above the one before. Raises `BadLeases`
+    naming the first line that is not."""
+    out: list[Lease] = []
+    for number, item in _read_lines(text):
+        if isinstance(item, str):
+            raise BadLeases(f"{LEASES_FILE} line {number}: {item}")
+        if out and item.first <= out[-1].last:
+            raise BadLeases(f"{LEASES_FILE} line {number}: ids {item.first}-{item.last} do "
+                            f"not start above the block before ({out[-1].first}-"
+                            f"{out[-1].last})")
+        out.append(item)
     return out
 
 
+def next_lease(leases: list[Lease], highest_used: int, instance: str, block_size: int,
+               stamp: str) -> Lease:
+    """The block to lease next: above every lease and every id used, within MAX_ID."""
+    first = max([highest_used, *(lease.last for lease in leases)]) + 1
+    if first > MAX_ID:
+        raise LeaseUnavailable(f"every id up to {MAX_ID} is used or leased")
+    return Lease(instance, first, min(first + block_size - 1, MAX_ID), stamp)
+
+
 def read_leases(repo: Path, ref: str = LEASES_REF) -> list[Lease]:
-    """The leases recorded on `ref` of a local repository ([] when it has none)."""
+    """The leases recorded on `ref` of a local repository ([] when it has none), for
+    the editorial tools: every well-formed block counts as taken; the other lines are
+    logged and skipped (the servers refuse such a ref until it is repaired)."""
     proc = _run(repo, "cat-file", "blob", f"{ref}:{LEASES_FILE}")
-    return parse_leases(proc.stdout) if proc.returncode == 0 else []
+    if proc.returncode != 0:
+        return []
+    out = []
+    for number, item in _read_lines(proc.stdout):
+        if isinstance(item, str):
+            log.warning("%s:%s line %d skipped: %s", ref, LEASES_FILE, number, item)
+        else:
+            out.append(item)
+    return out
 
 
 class IdLeases:
     """The ids this clone may hand out. `allocate` is called with the tree's write lock
-    held (one caller at a time across threads and processes of this clone)."""
+    held (one caller at a time across threads and processes of this clone); the state
+    file has a lock of its own for `ensure_block`, which runs without it."""
 
     def __init__(self, repo: Path, remote: str, instance: str | None = None,
                  block_size: int = DEFAULT_BLOCK, state_file: Path | None = None,
-                 clock: clocks.Clock = clocks.system_now) -> None:
-        if block_size < 1:
-            raise ValueError("block_size must be at least 1")
+                 clock: clocks.Clock = clocks.system_now,
+                 timeout: float = LEASE_TIMEOUT) -> None:
+        if block_size < 1 or not timeout > 0:
+            raise ValueError("block_size must be at least 1 and timeout above 0")
         self.repo = Path(repo)
         self.remote = remote
         self.block_size = block_size
         self.state_file = state_file or _git_dir(self.repo) / STATE_FILE
-        self._instance = instance
+        self.timeout = timeout
+        self._instance = _instance_name(instance) if instance else None
         self._clock = clock  # the time a lease line records, for people reading it
         self._lock = threading.Lock()
         self.lease_attempts = 0  # compare-and-swap rounds, for tests and measurements
@@ -97,13 +171,13 @@ class IdLeases:
         """A new id: the next one of our block not `taken` (an id in the tree, retired,
         or written by hand meanwhile); a newly leased block above `highest_used` and
         every lease when ours is used up. Raises `LeaseUnavailable`."""
-        with self._lock:
+        with self._exclusive():
             state = self._load()
             candidate, last = state.get("next", 1), state.get("last", 0)
             while candidate <= last and taken(candidate):
                 candidate += 1
             if candidate > last:
-                lease = self._lease_block(highest_used, state["instance"])
+                lease = self._lease_block(highest_used, state)
                 state.update(first=lease.first, last=lease.last)
                 candidate = lease.first  # above every id taken: nothing to skip
             state["next"] = candidate + 1
@@ -113,18 +187,18 @@ class IdLeases:
     def ensure_block(self, highest_used: int) -> None:
         """Lease a block now, at start, if none has an id left: a server cut off from
         the remote right after it starts can still make records. A remote out of
-        reach now is not an error yet (the first new record will say so)."""
-        with self._lock:
-            state = self._load()
-            if state.get("next", 1) <= state.get("last", 0):
-                return
-            try:
-                lease = self._lease_block(highest_used, state["instance"])
-            except LeaseUnavailable as exc:
-                log.warning("no block of ids leased at start: %s", exc)
-                return
-            state.update(first=lease.first, last=lease.last, next=lease.first)
-            self._save(state)
+        reach now, or silent for `timeout`, is not an error yet: the server starts
+        without a block and the first new record says why."""
+        try:
+            with self._exclusive():
+                state = self._load()
+                if state.get("next", 1) <= state.get("last", 0):
+                    return
+                lease = self._lease_block(highest_used, state)
+                state.update(first=lease.first, last=lease.last, next=lease.first)
+                self._save(state)
+        except LeaseUnavailable as exc:
+            log.warning("no block of ids leased at start: %s", exc)
 
     def current(self) -> tuple[int, int] | None:
         """(next id, last id) of the block held, None when none is."""
@@ -132,11 +206,24 @@ class IdLeases:
         return (state["next"], state["last"]) if "last" in state else None
 
     # -- the local state --------------------------------------------------------
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """One thread, then one process (a POSIX lock: never inherited by a fork)."""
+        with self._lock, open(self.state_file.with_name(LOCK_FILE), "a+") as fh:
+            fcntl.lockf(fh, fcntl.LOCK_EX)
+            yield
+
     def _load(self) -> dict:
         try:
             state = json.loads(self.state_file.read_text())
         except FileNotFoundError:
             state = {}
+        except (OSError, ValueError) as exc:
+            raise LeaseUnavailable(f"{self.state_file} cannot be read ({exc}): it says "
+                                   "which ids this server already handed out") from None
+        if not isinstance(state, dict) or not all(
+                isinstance(state.get(key, 0), int) for key in ("first", "next", "last")):
+            raise LeaseUnavailable(f"{self.state_file} is not a lease state")
         state.setdefault("instance", self._instance or _default_instance())
         if self._instance:
             state["instance"] = self._instance
@@ -156,18 +243,35 @@ class IdLeases:
             os.close(fd)
 
     # -- the remote ref -----------------------------------------------------------
-    def _lease_block(self, highest_used: int, instance: str) -> Lease:
+    def _lease_block(self, highest_used: int, state: dict) -> Lease:
+        """A new block for `state`'s instance, within `timeout`; records in `state`
+        what the remote showed (saved by the caller with the block)."""
+        waited = state.get("stalled_until", 0) - time.time()
+        if waited > 0:
+            raise LeaseUnavailable(f"{self.remote} did not answer within "
+                                   f"{self.timeout:g} s; asking again in {waited:.0f} s")
+        try:
+            lease = self._lease_until(time.monotonic() + self.timeout, highest_used, state)
+        except _TimedOut as exc:
+            state["stalled_until"] = time.time() + self.timeout
+            self._save(state)
+            raise LeaseUnavailable(str(exc)) from None
+        state.pop("stalled_until", None)
+        state["seen"] = lease.last
+        return lease
+
+    def _lease_until(self, deadline: float, highest_used: int, state: dict) -> Lease:
         why = ""
         for attempt in range(_ATTEMPTS):
             self.lease_attempts += 1
-            old_sha, leases = self._fetch()
-            first = max([highest_used, *(lease.last for lease in leases)]) + 1
+            old_sha, leases = self._fetch(deadline, state)
             stamp = self._clock().astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            lease = Lease(instance, first, first + self.block_size - 1, stamp)
+            lease = next_lease(leases, highest_used, state["instance"], self.block_size,
+                               stamp)
             new_sha = self._commit(old_sha, [*leases, lease])
-            proc = _run(self.repo, "push", "--porcelain", "--no-verify",
-                        f"--force-with-lease={LEASES_REF}:{old_sha or ''}", self.remote,
-                        f"{new_sha}:{LEASES_REF}")
+            proc = self._network(deadline, "push", "--porcelain", "--no-verify",
+                                 f"--force-with-lease={LEASES_REF}:{old_sha or ''}",
+                                 self.remote, f"{new_sha}:{LEASES_REF}")
             if proc.returncode == 0:
                 _run(self.repo, "update-ref", LEASES_REF, new_sha)
                 return lease
@@ -178,18 +282,53 @@ class IdLeases:
         raise LeaseUnavailable(f"{_ATTEMPTS} concurrent attempts to lease ids from "
                                f"{self.remote} failed: {why}")
 
-    def _fetch(self) -> tuple[str | None, list[Lease]]:
-        """The remote's leases commit (None when there is none yet) and its leases."""
-        proc = _run(self.repo, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
-                    self.remote, f"+{LEASES_REF}:{LEASES_REF}")
+    def _fetch(self, deadline: float, state: dict) -> tuple[str | None, list[Lease]]:
+        """The remote's leases commit (None when there is none yet) and its leases,
+        checked against what this clone leased there before (`seen`)."""
+        seen = max(state.get("seen", 0), state.get("last", 0))
+        proc = self._network(deadline, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+                             self.remote, f"+{LEASES_REF}:{FETCHED_REF}")
         if proc.returncode != 0:
-            if "couldn't find remote ref" in proc.stderr:
-                _run(self.repo, "update-ref", "-d", LEASES_REF)
-                return None, []
-            raise LeaseUnavailable(f"could not reach {self.remote} to lease new ids: "
-                                   f"{_last_line(proc.stderr)}")
-        sha = _run(self.repo, "rev-parse", "--verify", "-q", LEASES_REF).stdout.strip()
-        return sha, read_leases(self.repo)
+            if "couldn't find remote ref" not in proc.stderr:
+                raise LeaseUnavailable(f"could not reach {self.remote} to lease new ids: "
+                                       f"{_last_line(proc.stderr)}; try again once it can "
+                                       "be reached")
+            if seen:
+                raise LeaseUnavailable(
+                    f"{LEASES_REF} is gone from {self.remote}, though this server leased "
+                    f"ids up to {seen} there: no ids are leased until it is restored "
+                    f"(git push {self.remote} {LEASES_REF} from this clone)")
+            return None, []
+        sha = _run(self.repo, "rev-parse", "--verify", "-q", FETCHED_REF).stdout.strip()
+        size = _run(self.repo, "cat-file", "-s", f"{sha}:{LEASES_FILE}").stdout.strip()
+        if not size.isascii() or not size.isdigit() or int(size) > MAX_LEASES_BYTES:
+            raise BadLeases(f"{LEASES_REF} on {self.remote} holds no {LEASES_FILE} file "
+                            f"of at most {MAX_LEASES_BYTES} bytes")
+        text = _run(self.repo, "cat-file", "blob", f"{sha}:{LEASES_FILE}").stdout
+        try:
+            leases = parse_leases(text)
+        except BadLeases as exc:
+            raise BadLeases(f"{LEASES_REF} on {self.remote} is refused: {exc}") from None
+        ours = (state.get("first"), state.get("last"))
+        if max((x.last for x in leases), default=0) < seen or (
+                "first" in state and ours not in {(x.first, x.last) for x in leases}):
+            raise LeaseUnavailable(
+                f"{LEASES_REF} on {self.remote} went backwards: this server leased ids up "
+                f"to {seen} there and they are no longer all recorded; no ids are leased "
+                f"until it is restored (git push --force {self.remote} {LEASES_REF} from "
+                "this clone)")
+        _run(self.repo, "update-ref", LEASES_REF, sha)
+        return sha, leases
+
+    def _network(self, deadline: float, *args: str) -> subprocess.CompletedProcess:
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise subprocess.TimeoutExpired(["git", *args], self.timeout)
+            return _run(self.repo, *args, timeout=remaining)
+        except subprocess.TimeoutExpired:
+            raise _TimedOut(f"{self.remote} did not answer within {self.timeout:g} s "
+                            f"(git {args[0]}) to lease new ids") from None
 
     def _commit(self, parent: str | None, leases: list[Lease]) -> str:
         text = "".join(lease.line() for lease in leases)
@@ -203,10 +342,15 @@ class IdLeases:
         return _run(self.repo, *args).stdout.strip()
 
 
+def _instance_name(name: str) -> str:
+    """A name as a lease line holds it: printable ASCII without spaces, 200 at most."""
+    return re.sub(r"[^!-~]", "-", name)[:200] or "server"
+
+
 def _default_instance() -> str:
     """A name for the leases file (only for people reading it: safety never depends on
     names being unique); made once per clone and kept in the state file."""
-    return f"{socket.gethostname() or 'server'}-{os.urandom(3).hex()}"
+    return _instance_name(f"{socket.gethostname() or 'server'}-{os.urandom(3).hex()}")
 
 
 def _git_dir(repo: Path) -> Path:
@@ -222,12 +366,13 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no message"
 
 
-def _run(repo: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
+def _run(repo: Path, *args: str, input: str | None = None,
+         timeout: float | None = None) -> subprocess.CompletedProcess:
+    """git through content.run_git (no git process outlives its timeout)."""
     env = git_env()
     env.setdefault("GIT_AUTHOR_NAME", "calendar-app")  # commit-tree takes no --author
     env.setdefault("GIT_AUTHOR_EMAIL", "calendar-app@localhost")
-    proc = subprocess.run(["git", *args], cwd=repo, input=input, capture_output=True,
-                          text=True, env=env, check=False)
+    proc = run_git(repo, list(args), env=env, timeout=timeout, input=input)
     if proc.returncode != 0 and args[0] in ("hash-object", "mktree", "commit-tree"):
         raise LeaseUnavailable(f"git {args[0]} failed: {_last_line(proc.stderr)}")
     return proc

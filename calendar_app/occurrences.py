@@ -19,20 +19,18 @@ from dataclasses import dataclass
 
 from . import dates, recurrence
 from .catalog import CatalogVersion
-from .records import MAX_ID, Record
-
-# Above any id the calendar hands out (1 + the largest id): ids are counted up from 1.
-OCCURRENCE_BASE = 10**13
-SLOTS = 10_000  # occurrence numbers per series; recurrence.MAX_OCCURRENCES is below
+from .records import MAX_JSON_ID, OCCURRENCE_BASE, Record
+from .records import OCCURRENCE_SLOTS as SLOTS  # recurrence.MAX_OCCURRENCES is below
 
 
 def occurrence_id(series_id: int, number: int) -> int:
+    """At most MAX_JSON_ID: record ids end at records.MAX_ID, which is made so."""
     return OCCURRENCE_BASE + series_id * SLOTS + number
 
 
 def split_id(value: int) -> tuple[int, int] | None:
     """(series id, number) of an occurrence id, None for another id."""
-    if not OCCURRENCE_BASE < value <= MAX_ID:
+    if not OCCURRENCE_BASE < value <= MAX_JSON_ID:
         return None
     return divmod(value - OCCURRENCE_BASE, SLOTS)
 

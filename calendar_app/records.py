@@ -54,9 +54,16 @@ class Record:
         return default if value is None else value
 
 
-# Ids travel as JSON numbers: clients in JavaScript lose precision above 2**53, and
-# the index keeps ids in 64 bits. WordPress ids start at 1.
-MAX_ID = 2**53
+# Ids travel as JSON numbers: clients in JavaScript read integers exactly only up to
+# 2**53 - 1. WordPress ids start at 1.
+MAX_JSON_ID = 2**53 - 1
+# Each occurrence of a recurring event has an id of its own (occurrences.py):
+# OCCURRENCE_BASE + series id * OCCURRENCE_SLOTS + its number (below OCCURRENCE_SLOTS).
+OCCURRENCE_BASE = 10**13
+OCCURRENCE_SLOTS = 10_000
+# The largest record id: the one whose last occurrence id is still JSON-safe. It lies far
+# below OCCURRENCE_BASE, so no record id is ever an occurrence's.
+MAX_ID = (MAX_JSON_ID + 1 - OCCURRENCE_BASE) // OCCURRENCE_SLOTS - 1
 
 
 def valid_id(value: object) -> bool:
@@ -125,7 +132,8 @@ def _coerce(field: Field, value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, int):
             raise RecordError(f"{key}: expected a whole number, got {value!r}", key)
         if field.name == "id" and not valid_id(value):
-            raise RecordError(f"{key}: {value} is not a whole number from 1 to {MAX_ID}", key)
+            raise RecordError(f"{key}: {value} is not a whole number from 1 to {MAX_ID} "
+                              "(larger ids belong to occurrences of recurring events)", key)
         return value
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):

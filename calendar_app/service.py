@@ -570,8 +570,7 @@ class Service:
         except LeaseUnavailable as exc:
             raise ApiError(503, "calendar-ids-unavailable",
                            f"No new record can be made now: {exc}. Records already "
-                           "made can still be changed; try again once the shared "
-                           "repository can be reached.") from exc
+                           "made can still be changed.") from exc
         write.allocated.append(record_id)
         data: dict = {"id": record_id}
         now = self.site_now()

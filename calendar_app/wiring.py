@@ -16,7 +16,7 @@ from . import clock as clocks
 from . import firstseen
 from .catalog import Catalog
 from .content import ContentTree, GitError
-from .idlease import DEFAULT_BLOCK, IdLeases
+from .idlease import DEFAULT_BLOCK, LEASE_TIMEOUT, IdLeases
 from .index import CalendarIndex
 from .service import Service
 from .starter import (
@@ -111,10 +111,12 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
                   now: dt.datetime | None = None, watch: bool = False,
                   index_in_background: bool = True,
                   sync: SyncSettings | None = None,
-                  id_block: int = DEFAULT_BLOCK) -> Calendar:
+                  id_block: int = DEFAULT_BLOCK,
+                  id_lease_timeout: float = LEASE_TIMEOUT) -> Calendar:
     """`sync`: keep the tree in step with a remote branch (cloned into `content` when
     that folder is empty or missing); new ids then come from blocks leased on that
-    remote (`idlease`, `id_block` ids at a time), as other instances may share it."""
+    remote (`idlease`, `id_block` ids at a time), as other instances may share it; a
+    remote silent for `id_lease_timeout` seconds delays the start no longer."""
     remote = prepare_clone(content, sync) if sync else ""
     cache_dir = cache_dir or default_cache_dir(content)
     tree = ContentTree(content, cache_dir / "write.lock")
@@ -130,7 +132,8 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     clock = clocks.fixed(now) if now else clocks.system_now
     catalog = Catalog(tree)
     if sync and tree.git_root is not None:
-        catalog.leases = IdLeases(tree.git_root, remote, block_size=id_block, clock=clock)
+        catalog.leases = IdLeases(tree.git_root, remote, block_size=id_block, clock=clock,
+                                  timeout=id_lease_timeout)
     catalog.load(cache_dir / "catalog.pickle")
     if catalog.leases is not None:
         catalog.leases.ensure_block(catalog.highest_id())

@@ -6,7 +6,8 @@ demo calendar made from the bundled sample), CALENDAR_USERS (users file), CALEND
 With a shared repository (docs/deployment.md): CALENDAR_REMOTE (remote name or URL;
 CALENDAR_CONTENT is then required, cloned into when empty), CALENDAR_BRANCH (main),
 CALENDAR_WEBHOOK_SECRET, CALENDAR_POLL (seconds), CALENDAR_PUSH (wait or queue),
-CALENDAR_SYNC_TIMEOUT (seconds, 10), CALENDAR_ID_BLOCK (ids leased at a time, 100).
+CALENDAR_SYNC_TIMEOUT (seconds, 10), CALENDAR_ID_BLOCK (ids leased at a time, 100),
+CALENDAR_ID_LEASE_TIMEOUT (seconds for one lease's fetch and push, 10).
 """
 
 import os
@@ -30,4 +31,5 @@ app = create_app({
     "SYNC_PUSH": os.environ.get("CALENDAR_PUSH") or "wait",
     "SYNC_TIMEOUT": os.environ.get("CALENDAR_SYNC_TIMEOUT") or NETWORK_TIMEOUT,
     "ID_BLOCK": int(os.environ.get("CALENDAR_ID_BLOCK") or 100),
+    "ID_LEASE_TIMEOUT": os.environ.get("CALENDAR_ID_LEASE_TIMEOUT") or NETWORK_TIMEOUT,
 })

@@ -13,6 +13,7 @@ from conftest import CRAFTED_EVENT as EVENT
 from calendar_app import create_app, parsing
 from calendar_app.cli import main
 from calendar_app.content import ContentTree
+from calendar_app.records import MAX_ID
 from calendar_app.site import Options, build, paths, writer
 
 
@@ -31,7 +32,7 @@ def check_errors(content: Path, capsys, relpath: str) -> list[tuple[int, str, st
 
 
 # -- ids ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("bad_id", [2**64 + 5, 2**53 + 1, 0, -3])
+@pytest.mark.parametrize("bad_id", [2**64 + 5, 2**53 + 1, MAX_ID + 1, 0, -3])
 def test_ids_outside_json_safe_range_are_refused(tmp_path: Path, capsys, bad_id: int) -> None:
     content = make_repo(tmp_path)
     relpath = "events/2027/crafted.yaml"
@@ -43,9 +44,10 @@ def test_ids_outside_json_safe_range_are_refused(tmp_path: Path, capsys, bad_id:
 
 
 def test_the_largest_json_safe_id_is_fine(tmp_path: Path) -> None:
+    """MAX_ID: the largest id whose occurrences' ids are JSON-safe too."""
     content = make_repo(tmp_path)
     relpath = "events/2027/crafted.yaml"
-    (content / relpath).write_text(EVENT.replace("id: 900", f"id: {2**53}"))
+    (content / relpath).write_text(EVENT.replace("id: 900", f"id: {MAX_ID}"))
     assert loaded(content, relpath)[0] == "record"
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..content import RETIRED_IDS_FILE, SETTINGS_FILE
+from ..records import valid_id
 from ..resources import RESOURCES
 from . import gitrev
 
@@ -31,7 +32,10 @@ class Snapshot:
     def retired_ids(self) -> set[int]:
         if not self.retired:
             return set()
-        return {int(t) for t in self.retired.decode("utf-8", "replace").split() if t.isdigit()}
+        # Ids a record could have: '¹' passes isdigit() but not int(), and an id out of
+        # range must not push `new` and `fix-ids` beyond records.MAX_ID.
+        return {int(t) for t in self.retired.decode("utf-8", "replace").split()
+                if t.isascii() and t.isdigit() and valid_id(int(t))}
 
 
 def _classify(snap: Snapshot, relpath: str) -> str:
