@@ -286,7 +286,7 @@ class IdLeases:
         """The remote's leases commit (None when there is none yet) and its leases,
         checked against what this clone leased there before (`seen`)."""
         seen = max(state.get("seen", 0), state.get("last", 0))
-        proc = self._network(deadline, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+        proc = self._network(deadline, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--refmap=",
                              self.remote, f"+{LEASES_REF}:{FETCHED_REF}")
         if proc.returncode != 0:
             if "couldn't find remote ref" not in proc.stderr:

@@ -369,8 +369,10 @@ class RemoteSync:
         the write lock, other processes of this clone may fetch at the same time, and
         the remote-tracking branch moves only under the lock."""
         ref = f"refs/calendar/fetching/{os.getpid()}-{threading.get_ident()}"
-        proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head", self.remote,
-                             f"+refs/heads/{self.branch}:{ref}")
+        # --refmap= : no opportunistic update of the remote-tracking branch, which
+        # would race with the one made under the lock ("cannot lock ref").
+        proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head", "--refmap=",
+                             self.remote, f"+refs/heads/{self.branch}:{ref}")
         if proc.returncode:
             raise SyncError(f"git fetch failed: {_reason(proc.stderr or proc.stdout)}")
         head = self._rev(ref)
