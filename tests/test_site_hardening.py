@@ -4,18 +4,22 @@ removes what it cannot account for (item 22)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import BASE, SAMPLE, git, site_options
+from conftest import BASE, REPO_ROOT, SAMPLE, git, site_options
 from schemaorg_check import check
 
 from calendar_app import create_app
-from calendar_app.site import Builder, build
+from calendar_app.site import Builder, build, command
+from calendar_app.starter import BUNDLED_CONTENT
 
 SITE = "https://example.org/calendar/"  # the builder's, in the tests (site_options)
 API_SITE = "https://calendar.example.org/"  # the sample's calendar.yaml
@@ -177,3 +181,103 @@ def test_adding_a_matinee_under_a_running_builder_matches_a_full_build(
 def tree_bytes(root: Path) -> dict[Path, bytes]:
     return {p.relative_to(root): p.read_bytes() for p in root.rglob("*")
             if p.is_file() and p.name != ".build-manifest"}
+
+
+# -- item 22: no content, no site lost ---------------------------------------------------
+def files(root: Path) -> dict[str, bytes]:
+    """Every file under `root`, the manifest included: what must stay untouched."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A site built from the small calendar: the output an operator would lose."""
+    tmp = tmp_path_factory.mktemp("published")
+    assert command.main(["--content", str(small_calendar(tmp / "content")),
+                         "--out", str(tmp / "public")]) == 0
+    return tmp / "public"
+
+
+@pytest.fixture
+def published(small_site: Path, tmp_path: Path) -> Path:
+    shutil.copytree(small_site, tmp_path / "public")
+    return tmp_path / "public"
+
+
+def test_missing_content_folder_fails_and_leaves_the_site(published: Path,
+                                                          tmp_path: Path) -> None:
+    before = files(published)
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "build.py"), "--content", str(tmp_path / "no/such"),
+         "--out", str(published)], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2, result.stderr
+    assert f"error: no content folder at {tmp_path / 'no/such'}" in result.stderr
+    assert files(published) == before
+    assert not (tmp_path / "no").exists()  # no cache folder made beside it either
+
+
+def test_folder_without_a_calendar_fails_and_leaves_the_site(
+        published: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    before = files(published)
+    empty = tmp_path / "empty"
+    (empty / "events").mkdir(parents=True)  # a folder, but no record in it
+    (empty / "events" / ".hidden.yaml").write_text("id: 1\n")
+    assert command.main(["--content", str(empty), "--out", str(published)]) == 2
+    assert "holds no calendar" in capsys.readouterr().err
+    assert files(published) == before
+
+
+def test_without_content_the_sample_is_built_only_when_asked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert command.main([]) == 2
+    err = capsys.readouterr().err
+    assert "--content DIR" in err and "--sample" in err
+    assert list(tmp_path.iterdir()) == []  # no public/, no cache
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    assert command.content_of(parser.parse_args(["--sample"])) == BUNDLED_CONTENT
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "calendar.yaml").write_text("title: Mine\n")
+    assert command.content_of(parser.parse_args([])) == Path("content")
+    with pytest.raises(SystemExit):  # one or the other
+        parser.parse_args(["--sample", "--content", "content"])
+
+
+def test_a_build_that_would_remove_more_than_it_makes_needs_force(
+        published: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    before = files(published)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "calendar.yaml").write_text("title: Another calendar\ntimezone: UTC\n")
+    args = ["--content", str(bare), "--out", str(published)]
+    assert command.main(args) == 1
+    err = capsys.readouterr().err
+    assert "would remove" in err and "--force" in err and "nothing written" in err
+    assert files(published) == before
+    assert command.main([*args, "--force"]) == 0
+    assert not (published / "event" / SLUG).exists()
+    assert "removed" in capsys.readouterr().err
+
+
+def test_a_folder_no_build_made_is_not_written_into_without_force(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    content = small_calendar(tmp_path / "content")
+    mine = tmp_path / "mine"
+    (mine / "notes").mkdir(parents=True)
+    (mine / "index.html").write_text("my own page")
+    (mine / "notes" / "todo.txt").write_text("keep me")
+    before = files(mine)
+    args = ["--content", str(content), "--out", str(mine)]
+    assert command.main(args) == 1
+    assert "not the output of an earlier build" in capsys.readouterr().err
+    assert files(mine) == before
+    # A folder with only hidden entries (a fresh clone of a pages branch) is fine.
+    clone = tmp_path / "clone"
+    (clone / ".git").mkdir(parents=True)
+    assert command.main(["--content", str(content), "--out", str(clone)]) == 0
+    # --force writes over the first folder and removes none of its own files.
+    assert command.main([*args, "--force"]) == 0
+    assert (mine / "notes" / "todo.txt").read_text() == "keep me"
+    assert (mine / "event" / SLUG / "index.html").exists()
