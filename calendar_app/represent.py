@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import itertools
 import json
 import struct
 from bisect import bisect_left
@@ -446,8 +445,12 @@ def _same_day(series: Record, day: dt.date, settings: dict) -> list[recurrence.O
         zone = dates.zone(str(series.get("timezone") or settings.get("timezone") or "UTC"))
         found = recurrence.expand(series.data["recurrence"], series.data["start_date"],
                                   series.data["end_date"], last, zone)
-    first = bisect_left(found, dt.datetime.combine(day, dt.time()), key=lambda o: o.start)
-    return list(itertools.takewhile(lambda o: o.start.date() == day, found[first:]))
+    at = bisect_left(found, dt.datetime.combine(day, dt.time()), key=lambda o: o.start)
+    same = []
+    while at < len(found) and found[at].start.date() == day:  # no copy of the rest
+        same.append(found[at])
+        at += 1
+    return same
 
 
 @lru_cache(maxsize=1024)
