@@ -1,5 +1,5 @@
-"""Build the static calendar site: `python build.py [--content DIR] [--out DIR]
-[--templates DIR] [--base-url URL] [--watch] [--keep-going]`."""
+"""Build the static calendar site: `python build.py [--content DIR | --sample] [--out DIR]
+[--templates DIR] [--base-url URL] [--watch] [--keep-going] [--force]`."""
 
 from calendar_app.site.command import exit_now, main
 

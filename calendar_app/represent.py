@@ -16,12 +16,13 @@ import datetime as dt
 import html
 import json
 import struct
+from bisect import bisect_left
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from . import cost, dates, firstseen, markup, recurrence
+from . import cost, dates, firstseen, markup, occurrences, recurrence
 from .catalog import Catalog
 from .records import Record, stateprovince
 from .service import readable_by_anyone
@@ -65,9 +66,26 @@ class Representer:
         if record.status in _HIDDEN:
             return f"{self.site_url}?post_type={_POST_TYPES[record.collection]}&p={record.id}"
         if record.data.get("original_start") is not None:  # an occurrence: Pro's form
-            day = record.data["start_date"].date().isoformat()
+            day = self._occurrence_day(record)
             return f"{self.site_url}{_PUBLIC_PATHS[record.collection]}/{record.slug}/{day}/"
         return f"{self.site_url}{_PUBLIC_PATHS[record.collection]}/{record.slug}/"
+
+    def _occurrence_day(self, record: Record) -> str:
+        """The last part of an occurrence's URL: its day (`2027-03-04`); a later
+        occurrence of the series on the same day adds its time (`2027-03-04-1930`, then
+        `-2`, `-3` within one minute). Cancelled dates keep their place, as in ids, so
+        cancelling a matinee moves no other date's URL (docs/recurring-events.md)."""
+        start = record.data["start_date"]
+        series = self.catalog.get(occurrences.series_id(record), "events")
+        same_day = (_same_day(series, start.date(), self.settings)
+                    if series is not None and series.data.get("recurrence") else [])
+        place = next((i for i, o in enumerate(same_day)
+                      if o.original == record.data["original_start"]), 0)
+        if place == 0:
+            return start.date().isoformat()
+        clock = f"{start:%H%M}"
+        twins = sum(1 for o in same_day[1:place] if f"{o.start:%H%M}" == clock)
+        return f"{start:%Y-%m-%d}-{clock}" + (f"-{twins + 1}" if twins else "")
 
     def rest_url(self, record: Record) -> str:
         return f"{self.rest_root}/{record.collection}/{record.id}"
@@ -415,6 +433,24 @@ def _without_empty(value: dict) -> dict:
         if member not in ("", {}, None):
             out[key] = member
     return out
+
+
+def _same_day(series: Record, day: dt.date, settings: dict) -> list[recurrence.Occurrence]:
+    """The occurrences of a series starting on `day`, cancelled ones included, in order."""
+    last = dt.datetime.combine(day, dt.time(23, 59, 59))
+    cached = series.expansion  # set when the occurrence was listed (occurrences.expanded)
+    if cached is not None and cached[0] >= last:
+        found = cached[2]
+    else:  # not expanded that far: only up to that day, and not kept
+        zone = dates.zone(str(series.get("timezone") or settings.get("timezone") or "UTC"))
+        found = recurrence.expand(series.data["recurrence"], series.data["start_date"],
+                                  series.data["end_date"], last, zone)
+    at = bisect_left(found, dt.datetime.combine(day, dt.time()), key=lambda o: o.start)
+    same = []
+    while at < len(found) and found[at].start.date() == day:  # no copy of the rest
+        same.append(found[at])
+        at += 1
+    return same
 
 
 @lru_cache(maxsize=1024)

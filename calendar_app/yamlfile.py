@@ -230,11 +230,23 @@ def _has_special(value: object) -> bool:
     return False
 
 
+# A tab, or a space before a line break or at the very end: a literal block would hold
+# them, but PyYAML will not write one (editors strip such spaces), so both writers quote.
+_NOT_IN_BLOCK = re.compile(r"\t| (?:\n|\Z)")
+
+
+def _text_style(value: str) -> str | None:
+    """How a text is written: with a line break (one line ending in one too) as a
+    literal block, `|` or `|-` / `|+` when it does not end in exactly one break, so
+    it reads back exactly; in double quotes when a block cannot hold it; one line as
+    the dumper likes (None)."""
+    if "\n" not in value:
+        return None
+    return '"' if _SPECIAL.search(value) or _NOT_IN_BLOCK.search(value) else "|"
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value.strip("\n") and not _SPECIAL.search(value) else None
-    if style:
-        value = value.rstrip("\n") + "\n"
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=_text_style(value))
 
 
 _CanonicalDumper.add_representer(str, _represent_str)
@@ -242,11 +254,17 @@ _CanonicalDumper.add_representer(str, _represent_str)
 
 def dump(mapping: dict) -> str:
     """Canonical text of a record: keys in the given order, block style, UTF-8."""
-    return yaml.dump(
+    return _without_end_marker(yaml.dump(
         mapping, Dumper=_CanonicalDumper, sort_keys=False,
         allow_unicode=not _has_special(mapping),  # else every odd character is escaped
         default_flow_style=False, width=4096,
-    )
+    ))
+
+
+def _without_end_marker(text: str) -> str:
+    """Text without the `...` both emitters add after a final `|+` block: the end of the
+    file ends the block just as well, and a record file is one document."""
+    return text[:-4] if text.endswith("\n...\n") else text
 
 
 def _rt() -> YAML:
@@ -274,8 +292,10 @@ def _rt_value(value: object, replaced: object = None) -> object:
         if isinstance(replaced, DoubleQuotedScalarString):
             return DoubleQuotedScalarString(value)
         return SingleQuotedScalarString(value)
-    if isinstance(value, str) and "\n" in value.strip("\n"):
-        return LiteralScalarString(value.rstrip("\n") + "\n")
+    if isinstance(value, str) and "\n" in value:  # as `dump` writes it
+        if _text_style(value) == "|":
+            return LiteralScalarString(value)
+        return DoubleQuotedScalarString(value)
     if isinstance(value, list):
         seq = CommentedSeq([_rt_value(v) for v in value])
         seq.fa.set_block_style()
@@ -341,4 +361,4 @@ def edit(text: str, changes: dict, order: Sequence[str]) -> str:
 def _dumped(rt: YAML, doc: CommentedMap) -> str:
     out = io.StringIO()
     rt.dump(doc, out)
-    return out.getvalue()
+    return _without_end_marker(out.getvalue())

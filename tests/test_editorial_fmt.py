@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
+import time
 from pathlib import Path
 
 import pytest
-from conftest import BASE, SAMPLE, make_repo
+import yaml
+from conftest import BASE, CRAFTED_EVENT, SAMPLE, make_repo
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from calendar_app import records, yamlfile
 from calendar_app.editorial import register
@@ -143,3 +148,61 @@ def test_fmt_skips_invalid_files(tmp_path: Path, capsys) -> None:
     assert main(["fmt", str(content)]) == 1
     assert "broken.yaml: skipped" in capsys.readouterr().err
     assert (content / "events" / "broken.yaml").read_text() == "id: [\n"
+
+
+# -- block scalars (issue 20, item 23) -------------------------------------------------------
+def test_fmt_keeps_a_one_line_block_scalar_a_block(tmp_path: Path) -> None:
+    content = make_repo(tmp_path)
+    path = content / "events" / "crafted.yaml"
+    path.write_text(CRAFTED_EVENT + "description: |\n  One line only.\n")
+    assert main(["fmt", str(content)]) == 0
+    assert path.read_text().endswith("\ndescription: |\n  One line only.\n")
+    before = path.read_bytes()
+    assert main(["fmt", str(content), "--check"]) == 0
+    assert path.read_bytes() == before
+
+
+# Lines of a literal block: text (unicode, YAML indicators, a `#`), blank lines, lines
+# with leading spaces (the first one then needs an indentation indicator).
+_LINE = st.one_of(
+    st.text(st.sampled_from("ab Z:#-'\"é—“✓字🎉"), max_size=12).map(str.strip),
+    st.just(""),
+    st.text(st.sampled_from("ab é"), min_size=1, max_size=6).map(lambda t: "  " + t.strip()))
+
+
+@st.composite
+def _block(draw: st.DrawFn) -> tuple[str, bool]:
+    """A hand-written `description:` literal block, and whether a comment is above it."""
+    lines = draw(st.lists(_LINE, min_size=1, max_size=5))
+    chomp = draw(st.sampled_from(["", "-", "+"]))
+    indent = "2" if lines[0][:1] in (" ", "") else ""
+    trailing = draw(st.sampled_from(["", "\n", "\n\n"]))  # blank lines after the block
+    body = "".join(f"  {line}\n" if line else "\n" for line in lines)
+    comment = draw(st.booleans())
+    return (("# the text\n" if comment else "") + f"description: |{indent}{chomp}\n"
+            + body + trailing), comment
+
+
+@settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+@given(_block())
+@example(("description: |\n  One line only.\n", False))
+@example(("# the text\ndescription: |+\n  kept\n\n\n", True))
+@example(("description: |2-\n   leading\n  x\n", False))
+def test_fmt_round_trips_block_scalars_exactly(block: tuple[str, bool]) -> None:
+    text, comment = block
+    source = CRAFTED_EVENT + text
+    value = yaml.safe_load(source).get("description")  # PyYAML's reading is the truth
+    assert yamlfile.load(source.encode()).get("description") == value
+    started = time.monotonic()
+    once = canonical_text("events", "events/crafted.yaml", source.encode())
+    twice = canonical_text("events", "events/crafted.yaml", once.encode())
+    assert time.monotonic() - started < 2  # no hang
+    assert twice == once  # idempotent
+    assert ("# the text\ndescription:" in once) == comment
+    assert (yamlfile.load(once.encode()).get("description") or None) == (value or None)
+    assert yaml.safe_load(once).get("description") == yaml.safe_load(twice).get("description")
+    if value and "\n" in value and not re.search(r" (\n|$)", value):
+        assert "\ndescription: |" in once, once  # a block stays a block
+        # and an interface edit writes it as the canonical form does
+        assert yamlfile.edit("id: 1\n", {"description": value}, ["id", "description"]) == (
+            "id: 1\n" + yamlfile.dump({"description": value}))

@@ -669,7 +669,7 @@ def test_cli_module_form() -> None:
     register(parser.add_subparsers())
     args = parser.parse_args(["build", "--out", "x", "--keep-going", "--base-url", "https://a/"])
     assert args.keep_going and args.out == Path("x") and args.base_url == "https://a/"
-    assert args.content == SAMPLE and not args.watch
+    assert args.content is None and not args.sample and not args.watch  # ./content
 
 
 def test_markdown_renderings_are_kept_between_builds(tmp_path: Path, monkeypatch) -> None:

@@ -92,7 +92,8 @@ def test_create_with_links_writes_exact_yaml(client, admin, content):
         excerpt="Short.", description="<p>One.</p>\n\n<p>Two.</p>"))
     assert response.status_code == 201
     text = (content / "events/2027/gala-night.yaml").read_text(encoding="utf-8")
-    # design.md: keys in the description's order, block style, no YAML tags
+    # design.md: keys in the description's order, block style, no YAML tags; `|-`:
+    # the text sent has no final line break, and reads back without one
     assert text == textwrap.dedent(f"""\
         id: {new_id}
         title: Gala Night
@@ -116,7 +117,7 @@ def test_create_with_links_writes_exact_yaml(client, admin, content):
         website: https://gala.example.org
         featured: true
         excerpt: Short.
-        description: |
+        description: |-
           <p>One.</p>
 
           <p>Two.</p>

@@ -111,7 +111,8 @@ def _find_comments(text: str) -> _Comments | None:
 
 def _blocks(plain: str) -> list[list[str]]:
     blocks: list[list[str]] = []
-    for line in plain.rstrip("\n").split("\n"):
+    # Only the last line break goes: blank lines after it end a final `|+` block's text.
+    for line in plain.removesuffix("\n").split("\n"):
         if line and not line[0].isspace() and not line.startswith("#"):
             blocks.append([line])
         else:

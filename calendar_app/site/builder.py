@@ -20,7 +20,7 @@ from ..content import DEFAULT_SETTINGS, SETTINGS_FILE, WHOLE_NUMBER_SETTINGS, se
 from ..editorial.findings import key_line
 from ..records import Record
 from ..wiring import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
-from . import feeds, ical, manifest, paths, search, writer
+from . import feeds, ical, manifest, paths, safety, search, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .pages import Pages, event_deps
@@ -32,7 +32,7 @@ from .stash import Stash
 
 BUILDER_VERSION = "3"  # a new version rebuilds everything, caches included
 PARALLEL_MIN = 2000  # outputs to render before forking is worth it (~20 ms a fork)
-DEFAULT_OUT = BUNDLED_CONTENT.parent / "public"
+DEFAULT_OUT = Path("public")
 
 
 @dataclass
@@ -49,6 +49,9 @@ class Options:
     # written, unless this is set: then it is reported and left out (--keep-going; a
     # running builder, --watch, also keeps the last good outputs of a file it saw work).
     keep_going: bool = False
+    # Write into a folder that no build made, or remove more files of the last build
+    # than this one makes (safety.py); without it such a build writes nothing.
+    force: bool = False
 
 
 @dataclass
@@ -62,9 +65,12 @@ class Report:
     refused: list[str] = field(default_factory=list)  # outputs outside the output folder
     kept: list[str] = field(default_factory=list)  # last good outputs of broken files
     stopped: bool = False  # problems and no keep_going: nothing was written
+    declined: str = ""  # why the build wrote nothing although records were fine (safety)
     seconds: float = 0.0
 
     def summary(self) -> str:
+        if self.declined:
+            return f"stopped: {self.declined}; nothing written"
         if self.stopped:
             return (f"stopped: {len(self.problems)} problem(s), nothing written "
                     f"(--keep-going builds the rest)")
@@ -108,6 +114,8 @@ class Builder:
     def __init__(self, options: Options, calendar: Calendar | None = None) -> None:
         self.options = options
         self.out = Path(options.out).resolve()
+        if calendar is None:  # before the cache folder is made beside it
+            safety.check_content(Path(options.content))
         cache = options.cache_dir or default_cache_dir(Path(options.content))
         self.calendar = calendar or _open(Path(options.content), cache, options.now)
         self.cache_dir = Path(self.calendar.cache_dir)
@@ -147,7 +155,13 @@ class Builder:
             if report.problems and not self.options.keep_going:
                 report.stopped = True
             else:
-                self._build(report)
+                try:
+                    if not self.options.force:
+                        safety.check_output(self.out)
+                    self._build(report)
+                except safety.BuildRefused as exc:
+                    report.declined = str(exc)
+                    self._last = None  # the plan was not written: plan in full next time
         report.seconds = time.perf_counter() - started
         return report
 
@@ -206,6 +220,9 @@ class Builder:
             else:
                 current[output.path] = [sig, old[1] if old else ""]
                 todo.append((output, sig))
+        if full and not self.options.force:
+            safety.check_removals(self.out, len(set(previous) - set(current) - keep),
+                                  len(current))
         progress = Progress(len(todo), self.options.stream, self.options.progress)
         # Feeds concatenate the VEVENTs that the per-event .ics outputs make, in the
         # worker that has the event (elsewhere one costs its Markdown): once those are

@@ -9,14 +9,24 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..wiring import BUNDLED_CONTENT
+from . import safety
 from .builder import DEFAULT_OUT, Builder, Options, Report, print_problems
+
+LOCAL_CONTENT = "content"  # the content tree when none is named: ./content
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--content", type=Path, default=BUNDLED_CONTENT,
-                        help="content tree (default: the bundled sample calendar)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--content", type=Path, default=None,
+                        help=f"content tree (default: {LOCAL_CONTENT}/ in the current "
+                             "folder, when it holds a calendar)")
+    source.add_argument("--sample", action="store_true",
+                        help="build the bundled sample calendar")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help="output folder (default: public/)")
+    parser.add_argument("--force", action="store_true",
+                        help="write into a folder that no build made, or remove more files "
+                             "of the last build than this one makes (refused otherwise)")
     parser.add_argument("--templates", type=Path, default=None,
                         help="template folder whose files override ours one by one")
     parser.add_argument("--base-url", default=None,
@@ -46,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def report_to(report: Report, content: Path) -> int:
     print_problems(report, content)
     print(report.summary(), file=sys.stderr, flush=True)
+    if report.declined:
+        print(f"error: {report.declined}", file=sys.stderr)
+        return 1
     if report.refused:  # never a site with a page written elsewhere
         for message in report.refused:
             print(f"error: {message}", file=sys.stderr)
@@ -53,18 +66,39 @@ def report_to(report: Report, content: Path) -> int:
     return 1 if report.stopped else 0
 
 
+def content_of(args: argparse.Namespace) -> Path:
+    """The content tree to build: never the bundled sample unless asked (--sample)."""
+    if args.sample:
+        return BUNDLED_CONTENT
+    if args.content is not None:
+        return args.content
+    try:
+        safety.check_content(Path(LOCAL_CONTENT))
+    except safety.BuildRefused:
+        raise safety.BuildRefused(
+            f"no calendar in {LOCAL_CONTENT}/ here: give --content DIR (`python -m "
+            "calendar_app init DIR` makes one), or --sample to build the sample") from None
+    return Path(LOCAL_CONTENT)
+
+
 def run(args: argparse.Namespace) -> int:
     # Under --watch a broken save is reported and the last good pages stay up: the
     # next save that fixes it rebuilds them.
-    options = Options(content=args.content, out=args.out, templates=args.templates,
-                      base_url=args.base_url, keep_going=args.keep_going or args.watch)
-    builder = Builder(options)
     try:
-        status = report_to(builder.build(), args.content)
+        content = content_of(args)
+        options = Options(content=content, out=args.out, templates=args.templates,
+                          base_url=args.base_url, keep_going=args.keep_going or args.watch,
+                          force=args.force)
+        builder = Builder(options)
+    except safety.BuildRefused as exc:  # nothing read, nothing written
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        status = report_to(builder.build(), content)
         if args.watch:
             from .watch import watch
 
-            watch(builder, lambda report: report_to(report, args.content))
+            watch(builder, lambda report: report_to(report, content))
         return status
     finally:
         builder.close()
