@@ -17,7 +17,7 @@ from typing import TextIO
 from .. import dates, markup, parallel
 from ..catalog import Catalog, Problem, paused_gc
 from ..content import SETTINGS_FILE
-from ..editorial.findings import key_line
+from ..findings import key_line
 from ..records import Record
 from ..settings import DEFAULT_SETTINGS, WHOLE_NUMBER_SETTINGS, setting_number
 from ..wiring import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
