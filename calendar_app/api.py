@@ -18,6 +18,7 @@ from werkzeug.exceptions import HTTPException, NotFound
 
 from . import discovery, errors, guard, lists, occurrences
 from .errors import ApiError
+from .policy import may_read
 from .records import Record
 from .represent import Representer, dumps
 from .resources import RESOURCES, Resource
@@ -54,7 +55,7 @@ def representer() -> Representer:
     records that user may read on their own."""
     cal, user = calendar(), current_user()
     return Representer(cal.catalog, public_url(), rest_root(),
-                       lambda record: cal.service.may_read(user, record))
+                       lambda record: may_read(user, record))
 
 
 # -- request parsing -----------------------------------------------------------
@@ -286,7 +287,7 @@ def check_readable(record: Record) -> None:
     user = current_user()
     if resource.name == "events" and record.status == "trash":
         raise ApiError(403, "event-no-longer-available", "This event is no longer available")
-    if not calendar().service.may_read(user, record):
+    if not may_read(user, record):
         raise ApiError(403, f"{resource.singular}-not-accessible",
                        f"The requested {resource.singular} is not accessible")
 
