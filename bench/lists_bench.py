@@ -82,7 +82,7 @@ def uncached(content: Path, cache: Path) -> tuple[float, float]:
     """Median in-process time of first-time (uncached) default and search queries."""
     code = f"""
 import time, statistics, datetime as dt
-from calendar_app import create_app
+from calendar_app.app import create_app
 app = create_app({{"CONTENT_DIR": "{content}", "CACHE_DIR": "{cache}",
                   "USERS_FILE": "/tmp/bench-users.yaml", "TESTING": True}})
 c = app.test_client(); c.get("{BASE}/events")

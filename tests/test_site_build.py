@@ -15,7 +15,7 @@ from pathlib import Path
 import icalendar
 import pytest
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.site import Builder, Options, build
 
 REPO = Path(__file__).resolve().parent.parent
