@@ -298,7 +298,7 @@ bp = Blueprint("api", __name__)
 
 @bp.route("/", methods=["GET"], strict_slashes=False)
 def namespace_index() -> Response:
-    return respond(discovery.namespace_index(rest_root(), lists.request_defaults(calendar())))
+    return respond(discovery.namespace_index(rest_root(), lists.request_defaults(calendar().reader)))
 
 
 @bp.route("/doc", methods=["GET"], strict_slashes=False)
@@ -306,7 +306,7 @@ def doc() -> Response:
     # Where this interface answers, port included (the plugin drops the port, which
     # sends clients of a site on a non-default port to the wrong server).
     return respond(discovery.openapi_document(rest_root() + "/",
-                                              lists.request_defaults(calendar())))
+                                              lists.request_defaults(calendar().reader)))
 
 
 @bp.route(f"/<any({COLLECTIONS}):collection>", methods=["GET", "POST"], strict_slashes=False)
@@ -342,7 +342,7 @@ def slug_view(collection: str, slug: str) -> Response:
 def list_response(resource: Resource) -> Response:
     """`GET /{collection}`: the list answered from this request's catalog version."""
     cal = calendar()
-    ctx = lists.Context(cal, cal.catalog.view(), representer(), current_user(),
+    ctx = lists.Context(cal.reader, cal.catalog.view(), representer(), current_user(),
                         current_app.config.get("MAX_INCLUDE_IDS", 100))
     answer = lists.answer(ctx, resource, params())
     if request.args.get("_fields") or "_pretty" in request.args:
@@ -435,7 +435,7 @@ def media(path: str) -> Response:
 
 
 def wp_json_index() -> Response:
-    index = discovery.namespace_index(rest_root(), lists.request_defaults(calendar()))
+    index = discovery.namespace_index(rest_root(), lists.request_defaults(calendar().reader))
     return respond(discovery.wp_json_index(site_url(), rest_root(), index))
 
 

@@ -1,4 +1,6 @@
-"""Command line: `python -m calendar_app serve|users|reindex|build ...`."""
+"""Command line: `python -m calendar_app serve|users|reindex|build ...`. Flask, Whoosh
+and watchdog are imported only by the commands that use them (serve, reindex,
+empty-trash, build --watch): `check`, `fmt`, `diff` and `build` load none of them."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from .catalog import Catalog
 from .conflicts import conflict_findings, conflict_records
 from .content import ContentTree
 from .editorial import register as register_editorial
-from .index import TextIndex
+from .locations import command_tree, default_users_file
 from .site import register as register_site
 from .starter import StarterError, serving_content
 from .starter import register as register_starter
@@ -27,7 +29,6 @@ from .sync import (
 )
 from .trash import register as register_trash
 from .users import ROLES, UserStore
-from .wiring import command_tree, default_users_file
 
 
 def _users_arg(parser: argparse.ArgumentParser) -> None:
@@ -111,6 +112,8 @@ def cmd_users(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
+    from .index import TextIndex  # Whoosh: only for this command
+
     content, cache_dir = command_tree(args.content, args.cache_dir)
     t0 = time.perf_counter()
     catalog = Catalog(ContentTree(content, cache_dir / "write.lock"))

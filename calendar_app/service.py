@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import dates, errors, recurrence, slugs, yamlfile
+from . import dates, errors, recurrence, settings, slugs, yamlfile
 from .catalog import EVENT_LINKS, Catalog
 from .clock import Clock
 from .content import GitError, WritesBlocked
@@ -71,11 +71,10 @@ class Service:
     # -- time --------------------------------------------------------------
     @property
     def site_zone_name(self) -> str:
-        return str(self.catalog.settings.get("timezone") or "UTC")
+        return settings.site_zone_name(self.catalog.settings)
 
     def site_now(self) -> dt.datetime:
-        return dates.from_utc(self.clock().astimezone(dt.UTC).replace(tzinfo=None),
-                              dates.zone(self.site_zone_name))
+        return settings.site_now(self.clock, self.catalog.settings)
 
     # -- permissions -------------------------------------------------------
     @staticmethod

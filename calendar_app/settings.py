@@ -4,6 +4,11 @@ builder; used by recurrence, the site and the interface."""
 
 from __future__ import annotations
 
+import datetime as dt
+
+from . import dates
+from .clock import Clock
+
 DEFAULT_SETTINGS: dict = {
     "title": "Events Calendar",
     "description": "",
@@ -39,3 +44,13 @@ def setting_number(settings: dict, key: str) -> tuple[int, str | None]:
         return value, None
     bounds = f"from {least} to {most}" if most is not None else f"of {least} or more"
     return DEFAULT_SETTINGS[key], f"{key} must be a whole number {bounds}, not {value!r}"
+
+
+def site_zone_name(settings: dict) -> str:
+    return str(settings.get("timezone") or "UTC")
+
+
+def site_now(clock: Clock, settings: dict) -> dt.datetime:
+    """Now as a naive datetime in the calendar's timezone."""
+    return dates.from_utc(clock().astimezone(dt.UTC).replace(tzinfo=None),
+                          dates.zone(site_zone_name(settings)))
