@@ -18,7 +18,7 @@ from .clock import Clock
 from .content import GitError, WritesBlocked
 from .errors import ApiError
 from .idlease import LeaseUnavailable
-from .records import URL, Record, to_file
+from .records import URL, Record, to_file, valid_email
 from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
 from .users import User, UserStore
 
@@ -296,7 +296,8 @@ class Service:
                      record: Record | None) -> object:
         name = f.name
         kind = f.type
-        if kind in ("string", "text", "url", "image", "timezone", "datetime", "status"):
+        if kind in ("string", "text", "url", "email", "image", "timezone", "datetime",
+                    "status"):
             if raw is None:
                 raw = ""
             if not isinstance(raw, str):
@@ -358,6 +359,10 @@ class Service:
                 raise errors.invalid({name: "Invalid parameter."})
             # The plugin keeps a website sent empty; our own fields are cleared.
             return raw if raw or name == "website" else None
+        if kind == "email":
+            if raw and not valid_email(raw):
+                raise errors.invalid({name: "Invalid parameter."})
+            return raw or ("" if record is not None else None)
         if kind == "image":
             if not raw:
                 return None

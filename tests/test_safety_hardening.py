@@ -5,10 +5,16 @@ every iCalendar feed the builder writes is strict RFC 5545.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
-from conftest import BASE, git
+from conftest import BASE, CRAFTED_EVENT, git, make_repo, site_options
+
+from calendar_app import parsing
+from calendar_app.cli import main
+from calendar_app.site import build
 
 JAZZ_COLLECTIVE = 61  # organizers/riverside-jazz-collective.yaml, published, by user 1
 JAZZ_COLLECTIVE_FILE = "organizers/riverside-jazz-collective.yaml"
@@ -137,3 +143,117 @@ def test_unreadable_venue_is_never_revealed_by_name(client, auth, admin, content
     assert response.status_code == 201
     assert (event["venue"]["id"] == hidden["id"]) is readable
     assert history(content, f"venues/{hidden['slug']}.yaml") == before
+
+
+# -- 4. e-mail addresses are addresses, at write time and in files ----------------------
+HOSTILE_EMAILS = ["a@b.org\nEND:VEVENT\nBEGIN:VEVENT\nSUMMARY:forged",
+                  "a@b.org\r\nX-EVIL:1", "a b@example.org", '"quoted"@example.org',
+                  "<a@b.org>", "a@b.org,c@d.org", "no-at-sign", "a@localhost", "a@b.org\x85"]
+ORGANIZER_FILE = "id: 950\nname: Handmade\nslug: handmade\nemail: {}\n"
+
+
+@pytest.mark.parametrize("email", HOSTILE_EMAILS)
+def test_interface_refuses_what_is_not_an_e_mail_address(client, auth, content, email):
+    head = git(content.parent, "rev-parse", "HEAD")
+    for role in ("author", "editor"):
+        response, error = post(client, auth(role), "organizers",
+                               {"organizer": "Mailer", "email": email})
+        assert response.status_code == 400
+        assert error["code"] == "rest_invalid_param" and error["data"]["status"] == 400
+        assert "email" in error["data"]["params"]
+        response = client.post(f"{BASE}/organizers/{JAZZ_COLLECTIVE}", headers=auth(role),
+                               json={"email": email})
+        assert response.status_code == 400
+        response, error = post(client, auth(role), "events", event_body(
+            organizer=[{"organizer": "Mailer", "email": email}]))
+        assert response.status_code == 400 and error["code"] == "rest_invalid_param"
+    assert git(content.parent, "rev-parse", "HEAD") == head
+
+
+@pytest.mark.parametrize("email", ["a@b.org", "first.last+tag@mail.example.co.uk",
+                                   "jörg@bücher.example", "o'brien@example.org"])
+def test_e_mail_addresses_are_taken(client, admin, email):
+    response, answer = post(client, admin, "organizers", {"organizer": "Fine", "email": email})
+    assert response.status_code == 201 and answer["email"] == email
+    assert parsing.parse_data(ORGANIZER_FILE.format(json.dumps(email)).encode(),
+                              "organizers/handmade.yaml", "organizers")[0] == "record"
+
+
+@pytest.mark.parametrize("email", HOSTILE_EMAILS)
+def test_loader_and_check_refuse_a_bad_e_mail_with_its_line(tmp_path, capsys, email):
+    content = make_repo(tmp_path)
+    relpath = "organizers/handmade.yaml"
+    (content / relpath).write_text(ORGANIZER_FILE.format(json.dumps(email)))
+    outcome = parsing.parse_data((content / relpath).read_bytes(), relpath, "organizers")
+    assert outcome[:2] == ("problem", 4) and "email" in outcome[2]
+    assert (4, "invalid-email") in check_errors(content, capsys, relpath) or (
+        4, "control-character") in check_errors(content, capsys, relpath)
+
+
+# -- 20. control characters: refused in files as the interface refuses them -------------
+# Each as a YAML double-quoted escape (the raw characters are not YAML at all).
+REFUSED = {"\x00": "\\0", "\x01": "\\x01", "\x1b": "\\e", "\x0b": "\\v", "\x7f": "\\x7F",
+           "\x85": "\\N", "\u2028": "\\L", "\ufffe": "\\uFFFE"}
+
+
+def check_errors(content: Path, capsys, relpath: str) -> list[tuple[int, str]]:
+    main(["check", str(content), "--format", "json"])
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    return [(f["line"], f["code"]) for f in findings
+            if f["path"].endswith(relpath) and f["severity"] == "error"]
+
+
+def crafted(key_and_value: str) -> bytes:
+    return (CRAFTED_EVENT + key_and_value).encode()
+
+
+@pytest.mark.parametrize("char", list(REFUSED))
+def test_interface_and_loader_refuse_the_same_characters(client, admin, char):
+    response, error = post(client, admin, "events", event_body(title=f"Bad{char}title"))
+    assert response.status_code == 400 and error["code"] == "rest_invalid_param"
+    text = CRAFTED_EVENT.replace("title: Crafted", f'title: "Bad{REFUSED[char]}title"')
+    outcome = parsing.parse_data(text.encode(), "events/crafted.yaml", "events")
+    assert outcome[:2] == ("problem", 2) and f"U+{ord(char):04X}" in outcome[2]
+
+
+@pytest.mark.parametrize("value", ["Tab\there", "Line\nbreak", "C1 \x80 and \x9f", "Ünïcödé"])
+def test_interface_and_loader_take_the_same_characters(client, admin, value):
+    response, _ = post(client, admin, "events", event_body(title=value))
+    assert response.status_code == 201
+    outcome = parsing.parse_data(crafted(f"excerpt: {json.dumps(value)}\n"),
+                                 "events/crafted.yaml", "events")
+    assert outcome[0] == "record" and outcome[1]["excerpt"] == value
+
+
+@pytest.mark.parametrize("addition", [
+    'description: "Fine\\n\\nthen a NUL \\0 here"\n',
+    'performer: ["Ann", "B\\x01b"]\n',
+    ('recurrence:\n  rrule: FREQ=WEEKLY;COUNT=3\n  changes:\n'
+     '    2027-05-08 19:00:00:\n      title: "Moved\\x07"\n'),
+])
+def test_control_characters_anywhere_in_a_file_are_refused_with_their_line(
+        tmp_path, capsys, addition):
+    content = make_repo(tmp_path)
+    relpath = "events/2027/crafted.yaml"
+    (content / relpath).write_text(CRAFTED_EVENT + addition)
+    outcome = parsing.parse_data((content / relpath).read_bytes(), relpath, "events")
+    assert outcome[:2] == ("problem", 7)  # the line of the key holding it
+    assert check_errors(content, capsys, relpath) == [(7, "control-character")]
+
+
+def test_a_build_leaves_the_file_out_feed_xml_stays_well_formed(tmp_path):
+    content = make_repo(tmp_path)
+    relpath = "events/2027/crafted.yaml"
+    (content / relpath).write_text(CRAFTED_EVENT.replace(
+        "title: Crafted", 'title: "Crafted\\0\\x01\\x1b[31m"').replace(
+        "slug: crafted", 'slug: crafted\nexcerpt: "bell\\a"'))
+    out = tmp_path / "public"
+    options = site_options(content, out, tmp_path / "cache")
+    options.keep_going = True
+    report = build(options)
+    assert [p.path for p in report.problems] == [relpath]
+    assert report.problems[0].line == 2
+    ElementTree.parse(out / "feed.xml")  # well-formed
+    for page in out.rglob("*"):
+        if page.suffix in (".html", ".xml", ".ics", ".json") and page.is_file():
+            assert b"\x00" not in page.read_bytes() and b"\x1b" not in page.read_bytes()
