@@ -5,16 +5,24 @@ every iCalendar feed the builder writes is strict RFC 5545.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
+import shutil
+import time
 from pathlib import Path
 from xml.etree import ElementTree
 
+import icalendar
 import pytest
-from conftest import BASE, CRAFTED_EVENT, git, make_repo, site_options
+import recurring_ical_events
+from conftest import BASE, CRAFTED_EVENT, SAMPLE, git, make_repo, site_options
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from calendar_app import parsing
 from calendar_app.cli import main
-from calendar_app.site import build
+from calendar_app.site import build, ical
 
 JAZZ_COLLECTIVE = 61  # organizers/riverside-jazz-collective.yaml, published, by user 1
 JAZZ_COLLECTIVE_FILE = "organizers/riverside-jazz-collective.yaml"
@@ -257,3 +265,128 @@ def test_a_build_leaves_the_file_out_feed_xml_stays_well_formed(tmp_path):
     for page in out.rglob("*"):
         if page.suffix in (".html", ".xml", ".ics", ".json") and page.is_file():
             assert b"\x00" not in page.read_bytes() and b"\x1b" not in page.read_bytes()
+
+
+# -- 4 and 24. every iCalendar feed is strict RFC 5545, whatever the records hold -------
+HOSTILE = '"Evil" Org;X-A=1:\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nSUMMARY:forged\\,;'
+Q = json.dumps(HOSTILE)  # as a YAML double-quoted scalar
+HOSTILE_FILES = {
+    "organizers/evil-org.yaml": f"id: 9001\nname: {Q}\nslug: evil-org\n"
+                                "email: \"evil+x'%?#/@example.org\"\n",
+    "organizers/second-org.yaml": "id: 9002\nname: Second, Org\nslug: second-org\n"
+                                  "email: second@example.org\n",
+    "organizers/no-mail-org.yaml": f"id: 9003\nname: {json.dumps('No Mail ' + HOSTILE)}\n"
+                                   "slug: no-mail-org\n",
+    "venues/evil-venue.yaml": f"id: 9004\nname: {Q}\nslug: evil-venue\naddress: {Q}\n",
+    "categories/evil-cat.yaml": f"id: 9005\nname: {Q}\nslug: evil-cat\n",
+    "events/2027/evil-event.yaml": f"""\
+id: 9006
+title: {Q}
+slug: evil-event
+start_date: 2027-01-15 19:00:00
+end_date: 2027-01-15 21:00:00
+venue: evil-venue
+organizers: [evil-org, second-org, no-mail-org]
+categories: [evil-cat]
+description: {Q}
+recurrence:
+  rrule: FREQ=WEEKLY;COUNT=3
+  changes:
+    2027-01-22 19:00:00:
+      title: {Q}
+""",
+}
+# A content line once unfolded (RFC 5545 3.1): name, parameters, ":" and a value
+# without control characters (tab aside).
+_PARAM_VALUE = r'(?:"[^"\x00-\x08\x0a-\x1f\x7f]*"|[^";:,\x00-\x08\x0a-\x1f\x7f]*)'
+CONTENT_LINE = re.compile(rf"[A-Za-z0-9-]+(?:;[A-Za-z0-9-]+={_PARAM_VALUE}"
+                          rf"(?:,{_PARAM_VALUE})*)*:[^\x00-\x08\x0a-\x1f\x7f]*")
+
+
+def strict_vevents(raw: bytes) -> list:
+    """The VEVENTs of a feed that passes a structural RFC 5545 check and `icalendar`."""
+    assert raw.endswith(b"\r\n")
+    physical = raw[:-2].split(b"\r\n")
+    assert all(b"\r" not in line and b"\n" not in line for line in physical)
+    assert all(len(line) <= 75 for line in physical)  # folded at 75 octets
+    logical = raw.replace(b"\r\n ", b"").decode("utf-8").split("\r\n")[:-1]
+    for line in logical:
+        assert CONTENT_LINE.fullmatch(line), line
+    begins = logical.count("BEGIN:VEVENT")
+    assert begins == logical.count("END:VEVENT")
+    calendar = icalendar.Calendar.from_ical(raw)
+    vevents = list(calendar.walk("VEVENT"))
+    assert len(vevents) == begins
+    for vevent in vevents:
+        assert sum(1 for name, _ in vevent.property_items() if name == "ORGANIZER") <= 1
+    recurring_ical_events.of(calendar).between(dt.date(2026, 1, 1), dt.date(2029, 1, 1))
+    return vevents
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("hostile")
+    shutil.copytree(SAMPLE, tmp / "content")
+    for relpath, text in HOSTILE_FILES.items():
+        (tmp / "content" / relpath).write_text(text)
+    report = build(site_options(tmp / "content", tmp / "public", tmp / "cache"))
+    assert not report.problems, report.problems
+    return tmp / "public"
+
+
+def test_every_feed_is_strict_and_carries_one_organizer_per_vevent(hostile_site):
+    feeds = sorted(hostile_site.rglob("*.ics"))
+    assert len(feeds) > 20 and hostile_site / "calendar.ics" in feeds
+    for feed in feeds:
+        strict_vevents(feed.read_bytes())
+    # The sample's matinee has two organizers, both with an address.
+    [matinee] = [v for v in strict_vevents((hostile_site / "calendar.ics").read_bytes())
+                 if "Family Film Matinee" in str(v["SUMMARY"])]
+    assert str(matinee["ORGANIZER"]) == "mailto:friends@library.example.org"
+    assert matinee["ORGANIZER"].params["CN"] == "Friends of the Eastside Library"
+    attendee = matinee["ATTENDEE"]
+    assert str(attendee) == "mailto:programming@lanternfilm.example.com"
+    assert attendee.params["ROLE"] == "NON-PARTICIPANT"
+    assert attendee.params["CN"] == "Lantern Film Society"
+
+
+def test_hostile_values_stay_inside_their_property(hostile_site):
+    [feed] = hostile_site.rglob("evil-event/event.ics")
+    vevents = strict_vevents(feed.read_bytes())
+    assert len(vevents) == 2  # the series and its changed date: nothing forged
+    title = HOSTILE.replace("\r\n", "\n")
+    for vevent in vevents:
+        # The page's title (typographic quotes, one line), still one value.
+        assert str(vevent["SUMMARY"]).endswith(" END:VEVENT BEGIN:VEVENT SUMMARY:forged\\,;")
+        assert str(vevent["LOCATION"]).startswith(title)
+        assert vevent["CATEGORIES"].cats == [title]
+        # A backslash is literal in a parameter (RFC 5545); icalendar drops it.
+        cn = title.replace('"', "'").replace("\n", " ").replace("\\", "")
+        assert vevent["ORGANIZER"].params["CN"] == cn
+        assert str(vevent["ORGANIZER"]) == "mailto:evil+x'%25%3F%23%2F@example.org"
+        attendee = vevent["ATTENDEE"]
+        assert attendee.params["CN"] == "Second, Org"
+        assert str(attendee) == "mailto:second@example.org"
+        assert "Organized by: No Mail \"Evil\" Org;X-A=1:" in str(vevent["DESCRIPTION"])
+    everything = [v for v in strict_vevents((hostile_site / "calendar.ics").read_bytes())
+                  if str(v["UID"]).startswith("9006@")]
+    assert len(everything) == 2
+
+
+@settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=120), st.text(max_size=40))
+def test_escaped_values_cannot_leave_their_property(value: str, address: str) -> None:
+    started = time.monotonic()
+    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//EN", "BEGIN:VEVENT",
+             "UID:" + ical.text(value) + "@example.org", "DTSTAMP:20270101T000000Z",
+             "DTSTART:20270101T190000Z",
+             "SUMMARY:" + ical.text(value), "LOCATION:" + ical.text(value),
+             "CATEGORIES:" + ical.text(value) + "," + ical.text(value),
+             f"ORGANIZER;CN={ical._param(value)}:{ical.mailto(address)}",
+             "URL:" + ical.uri("https://example.org/" + value),
+             "END:VEVENT", "END:VCALENDAR", ""]
+    raw = b"\r\n".join(ical.fold(line) for line in lines)
+    [vevent] = strict_vevents(raw)
+    # Line breaks survive (as \n escapes), other control characters are dropped.
+    assert str(vevent["SUMMARY"]) == re.sub("[\x00-\x08\x0b-\x1f\x7f]", "", value)
+    assert time.monotonic() - started < 2
