@@ -129,6 +129,33 @@ def test_inline_exact_duplicate_is_linked_unchanged(client, auth, content):
     assert history(content, JAZZ_COLLECTIVE_FILE) == before
 
 
+ORGANIZER_FIELDS = st.fixed_dictionaries({}, optional={
+    "email": st.sampled_from(["hello@riversidejazz.example.org", "x@example.org", ""]),
+    "phone": st.sampled_from(["(951) 555-0101", "1", ""]),
+    "website": st.sampled_from(["https://riversidejazz.example.org/", "https://x.org/"]),
+    "description": st.text(max_size=20),
+    "status": st.sampled_from(["publish", "draft", "pending", "private", "trash"]),
+    "slug": st.sampled_from(["riverside-jazz-collective", "other-slug"]),
+})
+
+
+@settings(max_examples=20, deadline=5000,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(fields=ORGANIZER_FIELDS, role=st.sampled_from(ROLES_THAT_WRITE),
+       inline=st.booleans())
+def test_no_body_naming_an_organizer_changes_it(client, auth, content, fields, role, inline):
+    before = history(content, JAZZ_COLLECTIVE_FILE)
+    started = time.monotonic()
+    named = {"organizer": "Riverside Jazz Collective", **fields}
+    if inline:
+        response, answer = post(client, auth(role), "events", event_body(organizer=[named]))
+    else:
+        response, answer = post(client, auth(role), "organizers", named)
+    assert response.status_code in (201, 400), answer
+    assert time.monotonic() - started < 5
+    assert history(content, JAZZ_COLLECTIVE_FILE) == before
+
+
 # -- 2. reuse never reveals a record the caller may not read ----------------------------
 @pytest.mark.parametrize("status", ["draft", "pending", "private"])
 @pytest.mark.parametrize("role", ROLES_THAT_WRITE)
