@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException, NotFound
 from . import discovery, errors, guard, lists, occurrences
 from .errors import ApiError
 from .policy import may_read
-from .records import Record
+from .records import UNSTORABLE_TEXT, Record
 from .represent import Representer, dumps
 from .resources import RESOURCES, Resource
 from .service import term_capability
@@ -136,11 +136,7 @@ def params() -> dict:
     return g.params
 
 
-# Text that cannot be stored and read back unchanged (YAML turns NEL and the Unicode
-# line separators into line breaks; control characters and lone surrogates have no
-# place in a calendar).
-_BAD_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029"
-                       "\ud800-\udfff\ufffe\uffff]")
+_BAD_TEXT = UNSTORABLE_TEXT  # the loader refuses the same in files
 MAX_PARAM_DEPTH = 16
 
 

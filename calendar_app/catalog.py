@@ -28,7 +28,7 @@ from .resources import EVENTS, RESOURCES
 log = logging.getLogger(__name__)
 
 # Bump when Record/Problem or the parsing rules change: old start-up caches are ignored.
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 # The start-up cache is a base file plus a small delta of the paths changed since the
 # base was written: rewriting 100k records (~200 MB) per write or catch-up costs
 # seconds, the delta milliseconds. The base is rewritten once the delta grows past this.

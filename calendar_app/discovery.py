@@ -286,7 +286,7 @@ _WRITE_KEYS_TYPE_FIRST = ("type", "default", "items", "description")
 # Field type of resources.py -> WordPress argument type ("" = none declared).
 _ARG_TYPES = {
     "string": "string", "text": "string", "datetime": "string", "status": "string",
-    "url": "string", "image": "string", "timezone": "string", "integer": "integer",
+    "url": "string", "email": "string", "image": "string", "timezone": "string", "integer": "integer",
     "number": "number", "boolean": "boolean", "cost": "", "links": "", "names": "array",
     "recurrence": "",  # an RRULE text or the file's block as an object
 }

@@ -68,7 +68,7 @@ _NOT_TEXT = {"slug", "timezone", "status", "website", "image", "currency_symbol"
 def text_fields() -> dict[str, tuple[str, ...]]:
     """Searchable fields per collection, derived from the resource descriptions."""
     return {name: tuple(f.name for f in res.fields
-                        if f.type in ("string", "text") and f.name not in _NOT_TEXT)
+                        if f.type in ("string", "text", "email") and f.name not in _NOT_TEXT)
             for name, res in RESOURCES.items()}
 
 

@@ -17,6 +17,24 @@ from .resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
 
 # An absolute web address: what `url` fields hold, in files and in request bodies.
 URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
+# An e-mail address, what `email` fields hold: an RFC 5322 dot-atom addr-spec (letters
+# and digits beyond ASCII allowed, RFC 6531) with a dotted domain. Feeds write it as a
+# mailto: address, so no whitespace, control character, quote, bracket or comment.
+_ATOM = r"(?:[!#$%&'*+/=?^_`{|}~-]|[^\W_])+"  # alternatives disjoint: no backtracking
+_LABEL = r"[^\W_]+(?:-+[^\W_]+)*"
+EMAIL = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@{_LABEL}(?:\.{_LABEL})+")
+# Text that cannot be stored and read back unchanged (YAML turns NEL and the Unicode
+# line separators into line breaks; control characters and lone surrogates have no
+# place in a calendar, and break feed.xml). The interface refuses it in any parameter,
+# the loader in any value of a file.
+UNSTORABLE_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029"
+                             "\ud800-\udfff\ufffe\uffff]")
+
+
+def valid_email(value: str) -> bool:
+    """An address `EMAIL` matches, of at most 254 characters, 64 before the @."""
+    return (len(value) <= 254 and EMAIL.fullmatch(value) is not None
+            and len(value.rpartition("@")[0]) <= 64)
 
 
 @dataclass(slots=True)
@@ -74,11 +92,12 @@ def valid_id(value: object) -> bool:
 class RecordError(ValueError):
     """A file whose content does not make a valid record."""
 
-    def __init__(self, message: str, key: str = "", at: str = "") -> None:
+    def __init__(self, message: str, key: str = "", at: str = "", code: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.key = key
         self.at = at  # text inside the key's block the message is about
+        self.code = code  # the finding's code in `check`, when not the field type's
 
 
 def line_of(text: str, key: str, at: str = "") -> int:
@@ -112,16 +131,38 @@ def _as_datetime(value: object, key: str) -> dt.datetime:
     raise RecordError(f"{key}: {value!r} is not a date like 2027-03-05 19:30:00", key)
 
 
+def _unstorable(value: object) -> str:
+    """The first character of `value` (text, or text in lists and mappings) that
+    UNSTORABLE_TEXT refuses, or ""."""
+    if isinstance(value, str):
+        found = UNSTORABLE_TEXT.search(value)
+        return found.group() if found else ""
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        return next(filter(None, map(_unstorable, value)), "")
+    return ""
+
+
 def _coerce(field: Field, value: object) -> object:
     key = field.yaml_key
     kind = field.type
-    if kind in ("string", "text", "url", "image", "timezone", "link"):
+    bad = _unstorable(value)
+    if bad:
+        raise RecordError(f"{key}: character U+{ord(bad):04X} is not allowed (control "
+                          "characters and line separators are refused, by the interface too)",
+                          key, code="control-character")
+    if kind in ("string", "text", "url", "image", "timezone", "link", "email"):
         if isinstance(value, (bool, dict | list)):
             raise RecordError(f"{key}: expected text, got {type(value).__name__}", key)
         value = str(value)
         if kind == "url" and value and not URL.fullmatch(value):
             # Pages link to it: a javascript: or relative address must not get there.
             raise RecordError(f"{key}: {value!r} is not an http:// or https:// address", key)
+        if kind == "email" and value and not valid_email(value):
+            # Feeds write it as a mailto: address; a line break there forged events.
+            raise RecordError(f"{key}: {value!r} is not an e-mail address", key,
+                              code="invalid-email")
         if kind == "timezone":
             try:
                 dates.zone(value)

@@ -19,7 +19,7 @@ class Field:
 
     `name` is the interface's name, `key` the YAML key when it differs. `type` is one
     of: string, text (Markdown/HTML), integer, number, boolean, datetime, status, url,
-    image, timezone, cost, link (slug of a record of `link`), links (list of slugs),
+    email, image, timezone, cost, link (slug of a record of `link`), links (list of slugs),
     names (a name or a list of names: a list in records, one name alone in files).
     """
 
@@ -164,7 +164,7 @@ ORGANIZERS = Resource(
     + (
         Field("phone", "string", "the organizer phone number"),
         Field("website", "url", "the organizer website URL"),
-        Field("email", "string", "the organizer e-mail address"),
+        Field("email", "email", "the organizer e-mail address"),
         Field("image", "image", "the organizer featured image URL or media path"),
     )
     + _text("organizer"),

@@ -19,7 +19,7 @@ from .content import GitError, WritesBlocked
 from .errors import ApiError
 from .idlease import LeaseUnavailable
 from .policy import may_read
-from .records import URL, Record, to_file
+from .records import URL, Record, to_file, valid_email
 from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
 from .users import User, UserStore
 
@@ -117,12 +117,10 @@ class Service:
         with self._writing():
             write = Write("")
             if collection in ("venues", "organizers"):
-                existing = self._duplicate(resource, values)
-                if existing is not None:
-                    record = self._apply_update(existing, values, user, write)
-                    write.message = f"{collection}: update {record.name!r} (#{record.id})"
-                    self._commit(write, user)
-                    return record, False
+                self._check_author(resource, user, values, "create")
+                existing = self._reusable(resource, values, user, write)
+                if existing is not None:  # answered as it is: nothing written
+                    return existing, False
             record = self._new_record(resource, values, user, write)
             write.message = f'{collection}: create "{record.name}" (#{record.id})'
             self._commit(write, user)
@@ -283,7 +281,8 @@ class Service:
                      record: Record | None) -> object:
         name = f.name
         kind = f.type
-        if kind in ("string", "text", "url", "image", "timezone", "datetime", "status"):
+        if kind in ("string", "text", "url", "email", "image", "timezone", "datetime",
+                    "status"):
             if raw is None:
                 raw = ""
             if not isinstance(raw, str):
@@ -345,6 +344,10 @@ class Service:
                 raise errors.invalid({name: "Invalid parameter."})
             # The plugin keeps a website sent empty; our own fields are cleared.
             return raw if raw or name == "website" else None
+        if kind == "email":
+            if raw and not valid_email(raw):
+                raise errors.invalid({name: "Invalid parameter."})
+            return raw or ("" if record is not None else None)
         if kind == "image":
             if not raw:
                 return None
@@ -509,10 +512,8 @@ class Service:
             if isinstance(item, str):
                 slug = item
             else:
-                existing = self._pending_or_existing(resource, item, write)
-                if existing is not None and collection in ("venues", "organizers"):
-                    slug = self._apply_update(existing, item, user, write).slug
-                elif existing is not None:
+                existing = self._pending_or_existing(resource, item, user, write)
+                if existing is not None:
                     slug = existing.slug
                 else:
                     values = dict(item)
@@ -523,27 +524,26 @@ class Service:
                 out.append(slug)
         return out
 
-    def _pending_or_existing(self, resource: Resource, values: dict,
+    def _pending_or_existing(self, resource: Resource, values: dict, user: User | None,
                              write: Write) -> Record | None:
-        for record in write.put:
-            if record.collection == resource.name and (
-                    record.name.lower() == str(values.get(resource.title_field, "")).lower()):
-                return record
-        if resource.is_term:
-            return None
-        return self._duplicate(resource, values)
+        if not resource.is_term:
+            return self._reusable(resource, values, user, write)
+        name = str(values.get(resource.title_field, "")).lower()
+        return next((r for r in write.put if r.collection == resource.name
+                     and r.name.lower() == name), None)
 
-    def _duplicate(self, resource: Resource, values: dict) -> Record | None:
-        """The plugin's duplicate detection: same name (and description when sent)."""
+    def _reusable(self, resource: Resource, values: dict, user: User | None,
+                  write: Write) -> Record | None:
+        """The venue or organizer a create may answer with instead of making one: the
+        plugin's duplicate detection (same name), narrowed to records the caller may
+        read whose every other field sent equals the record's own. Reuse never changes
+        the record, so it can neither edit nor reveal one; anything else is created."""
         name = str(values.get(resource.title_field, "")).strip().lower()
-        description = values.get("description")
-        for record in self.catalog.all(resource.name):
-            if record.status == "trash" or record.name.strip().lower() != name:
-                continue
-            if description is not None and (record.get("description") or "").strip().lower() \
-                    != description.strip().lower():
-                continue
-            return record
+        made_here = [r for r in write.put if r.collection == resource.name]
+        for record in [*made_here, *self.catalog.all(resource.name)]:
+            if (record.status != "trash" and record.name.strip().lower() == name
+                    and self.may_read(user, record) and _same_fields(record, values)):
+                return record
         return None
 
     # -- building records --------------------------------------------------------
@@ -801,6 +801,19 @@ def _digits(text: str) -> bool:
     """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
     return text.isascii() and text.isdigit() and len(text) < 19
 
+
+
+def _same_fields(record: Record, values: dict) -> bool:
+    """Whether every value sent, but the name, is the record's own (empty ones alike)."""
+    resource = record.resource
+    for name, value in values.items():
+        f = resource.field(name)
+        if name == resource.title_field or f is None:
+            continue
+        have = record.get(name, f.default)
+        if value != have and not (value in (None, "", []) and have in (None, "", [])):
+            return False
+    return True
 
 
 def _kept(name: str, local: dt.datetime) -> dt.datetime:

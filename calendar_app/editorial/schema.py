@@ -61,6 +61,8 @@ def field_schema(f: Field) -> dict:
         out: dict = {"type": ["string", "number"]}
     elif kind == "url":
         out = {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/$.?#]\\S*$"}
+    elif kind == "email":
+        out = {"type": "string", "format": "email"}
     elif kind == "image":
         out = {"type": "string"}
     elif kind == "integer":

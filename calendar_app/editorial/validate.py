@@ -116,8 +116,9 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
             # The app's own per-field coercion, so check and the interface agree.
             values[field_.name] = records._coerce(field_, value)
         except RecordError as err:
-            code = {"datetime": "invalid-date", "timezone": "unknown-timezone",
-                    "recurrence": "invalid-recurrence"}.get(field_.type, "wrong-type")
+            code = err.code or {"datetime": "invalid-date", "timezone": "unknown-timezone",
+                                "recurrence": "invalid-recurrence"}.get(field_.type,
+                                                                        "wrong-type")
             c.add(ERROR, code, err.message, line=records.line_of(c.text, key, err.at))
     for name in dict.fromkeys(("id", resource.title_field, *resource.required_fields)):
         key = resource.field(name).yaml_key

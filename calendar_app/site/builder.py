@@ -33,7 +33,7 @@ from .render import make_environment, templates_digest
 from .snapshots import ListSnapshotError, ListSnapshots, single_outputs, single_paths
 from .stash import Stash
 
-BUILDER_VERSION = "3"  # a new version rebuilds everything, caches included
+BUILDER_VERSION = "4"  # a new version rebuilds everything, caches included
 PARALLEL_MIN = 2000  # outputs to render before forking is worth it (~20 ms a fork)
 DEFAULT_OUT = Path("public")
 

@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import icalendar
 
@@ -52,7 +52,7 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
     site_tz = model.site_tz
     modified = record.get("modified") or record.get("date") or event.start
     created = record.get("date") or modified
-    lines = ["BEGIN:VEVENT", f"UID:{uid(event, host)}",
+    lines = ["BEGIN:VEVENT", "UID:" + text(uid(event, host)),
              # DTSTAMP is the record's last change, not the build time: identical
              # input, identical bytes.
              f"DTSTAMP:{_utc_stamp(modified, site_tz)}",
@@ -73,9 +73,12 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
     # as text that keeps paragraphs, list items and link addresses.
     description = html_to_text(markup.render_html(record.get("description")), page_url) or (
         html_to_text(str(event.excerpt), page_url))
+    organizers, unreachable = organizer_lines(event.organizers)
+    if unreachable:  # no address to write them as ORGANIZER or ATTENDEE
+        description = "\n\n".join(filter(None, [description, "Organized by: " + unreachable]))
     if description:
         lines.append("DESCRIPTION:" + text(description))
-    lines.append("URL:" + page_url)
+    lines.append("URL:" + uri(page_url))
     if event.venue is not None:
         lines.append("LOCATION:" + text(", ".join(address_lines(event.venue, with_name=True))))
         lat, lng = event.venue.get("geo_lat"), event.venue.get("geo_lng")
@@ -83,14 +86,24 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
             lines.append(f"GEO:{float(lat):.6f};{float(lng):.6f}")
     if event.categories:
         lines.append("CATEGORIES:" + ",".join(text(c.name) for c in event.categories))
-    for organizer in event.organizers:
-        email = organizer.get("email")
-        if email:
-            lines.append(f"ORGANIZER;CN={_param(organizer.name)}:mailto:{email}")
+    lines += organizers
     lines += ["STATUS:CONFIRMED", f"TRANSP:{'TRANSPARENT' if event.all_day else 'OPAQUE'}",
               "END:VEVENT", ""]
     return b"\r\n".join(fold(line) for line in lines) + changed_occurrences(
         event, model, host, page_url)
+
+
+def organizer_lines(organizers: list) -> tuple[list[str], str]:
+    """RFC 5545 allows one ORGANIZER (3.6.1): the first organizer with an e-mail
+    address; the others with one as non-participating attendees (3.8.4.1, 3.2.16).
+    Returns those lines and the names of the organizers without an address."""
+    lines = []
+    for organizer in organizers:
+        email = organizer.get("email")
+        if email:
+            name = "ORGANIZER" if not lines else "ATTENDEE;ROLE=NON-PARTICIPANT"
+            lines.append(f"{name};CN={_param(organizer.name)}:{mailto(email)}")
+    return lines, ", ".join(o.name for o in organizers if not o.get("email"))
 
 
 # ------------------------------------------------------------------ recurring events
@@ -165,14 +178,32 @@ def text(value: str) -> str:
 
 
 def _param(value: str) -> str:
-    """A parameter value, always quoted; DQUOTE is not allowed inside (3.1)."""
-    return '"' + _CONTROLS.sub("", value.replace('"', "'")) + '"'
+    """A parameter value, always quoted; DQUOTE is not allowed inside (3.1), nor is a
+    line break (a space instead)."""
+    value = re.sub("\r\n|[\r\n]", " ", value.replace('"', "'"))
+    return '"' + _CONTROLS.sub("", value) + '"'
+
+
+# What a URI may hold as it is (RFC 3986: reserved, unreserved, and % of an escape);
+# anything else, spaces and controls included, is percent-encoded.
+_URI_SAFE = ":/?#[]@!$&'()*+,;=%-._~"
+
+
+def uri(value: str) -> str:
+    """A URI value (3.3.13): nothing in it can end the line or the value."""
+    return quote(value, safe=_URI_SAFE)
+
+
+def mailto(email: str) -> str:
+    """A CAL-ADDRESS (3.3.3) for an e-mail address, escaped as RFC 6068 asks."""
+    return "mailto:" + quote(email, safe="@!$&'*+=-._~")
 
 
 def fold(line: str) -> bytes:
     """A content line, UTF-8, over 75 octets split with CRLF + space (3.1), never
-    inside a character."""
-    data = line.encode("utf-8")
+    inside a character. Control characters are dropped whatever the property: values
+    are escaped above, and none may end a line early."""
+    data = _CONTROLS.sub("", line).encode("utf-8")
     if len(data) <= 75:
         return data
     parts, start, limit = [], 0, 75
