@@ -9,8 +9,8 @@ import zoneinfo
 from pathlib import Path
 
 from .. import recurrence
-from ..content import DEFAULT_SETTINGS, PERFORMER_TYPES
 from ..resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
+from ..settings import DEFAULT_SETTINGS, PERFORMER_TYPES
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 # What records.from_file accepts for dates: seconds and the time may be left out.

@@ -12,9 +12,9 @@ import difflib
 from dataclasses import dataclass, field
 
 from .. import dates, records, slugs, yamlfile
+from ..findings import ERROR, WARNING, Finding, key_line
 from ..records import Record, RecordError
 from ..resources import RESOURCES, Resource, yaml_fields
-from .findings import ERROR, WARNING, Finding, key_line
 
 _TEXT_TYPES = ("string", "text", "url", "image")
 
