@@ -49,7 +49,7 @@ from whoosh.fields import COLUMN, ID, FieldType, Schema
 from . import occurrences, textsearch
 from .catalog import Catalog, CatalogVersion, paused_gc
 from .records import Record
-from .resources import RESOURCES, STATUSES
+from .resources import EVENTS, RESOURCES, STATUSES
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +80,7 @@ def text_fields() -> dict[str, tuple[str, ...]]:
 
 
 TEXT_FIELDS = text_fields()
-# What `/events?search=` looks in (WordPress: title, excerpt, content).
-EVENT_SEARCH_FIELDS = ("title", "excerpt", "description")
+EVENT_SEARCH_FIELDS = EVENTS.search_fields
 
 
 class Words(FieldType):
