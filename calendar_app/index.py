@@ -80,6 +80,7 @@ def text_fields() -> dict[str, tuple[str, ...]]:
 
 
 TEXT_FIELDS = text_fields()
+# What `/events?search=` looks in.
 EVENT_SEARCH_FIELDS = EVENTS.search_fields
 
 

@@ -245,10 +245,10 @@ class Representer:
     def _term_url(self, record: Record) -> str:
         chain = [record.slug]
         if record.resource.hierarchical:
-            parent = self.catalog.by_slug("categories", record.get("parent") or "")
+            parent = self.catalog.by_slug(record.collection, record.get("parent") or "")
             while parent is not None and parent.slug not in chain:
                 chain.insert(0, parent.slug)
-                parent = self.catalog.by_slug("categories", parent.get("parent") or "")
+                parent = self.catalog.by_slug(record.collection, parent.get("parent") or "")
         return f"{self.site_url}{record.resource.permalink}/{'/'.join(chain)}/"
 
     def _term_links(self, record: Record) -> tuple[int, dict]:
