@@ -377,12 +377,12 @@ def _walk(rule: du.rrule, last: dt.datetime) -> Iterator[dt.datetime]:
     WEEKLY rules are walked a year at a time (`_by_year`). The work is thus bounded by
     the days from the start to `last`, plus 400 yearly or 4,800 monthly steps."""
     shift = (dt.MAXYEAR - 1 - last.year) // _CYCLE_YEARS * _CYCLE_YEARS
-    until = rule._until if rule._until is not None and rule._until <= last else None
-    if until is not None:
-        until = _moved(until, shift)
+    # dateutil stops at the first date past UNTIL: `last` is as good an end
+    end = last if rule._until is None else min(rule._until, last)
     if rule._freq in (du.DAILY, du.WEEKLY):
-        found = _by_year(rule, shift, until)
-    else:
+        found = _by_year(rule, shift, _moved(end, shift))
+    else:  # with a COUNT, dateutil wants no UNTIL (RFC 5545); `end` is checked below
+        until = None if rule._count is not None else _moved(end, shift)
         found = iter(rule.replace(dtstart=_moved(rule._dtstart, shift), until=until))
     while True:
         try:
@@ -391,16 +391,26 @@ def _walk(rule: du.rrule, last: dt.datetime) -> Iterator[dt.datetime]:
             return
         except (ValueError, OverflowError):  # dateutil past the year 9999: after `last`
             return
-        if when > last:
+        if when > end:
             return
         yield when
+
+
+def _recurs(rule: du.rrule) -> bool:
+    """True when the rule's pattern gives a date within 400 years after its start (its
+    COUNT or UNTIL aside). BYWEEKNO=53;BYMONTH=6 never does: no June has a week 53."""
+    start = rule._dtstart
+    if start.year + _CYCLE_YEARS > dt.MAXYEAR - 1:
+        return True  # no room to look; the walk is bounded anyway
+    endless = rule.replace(count=None, until=None)
+    return any(when > start for when in _walk(endless, _moved(start, _CYCLE_YEARS)))
 
 
 def _moved(when: dt.datetime, years: int) -> dt.datetime:
     return when.replace(year=when.year + years)
 
 
-def _by_year(rule: du.rrule, shift: int, until: dt.datetime | None) -> Iterator[dt.datetime]:
+def _by_year(rule: du.rrule, shift: int, until: dt.datetime) -> Iterator[dt.datetime]:
     """The dates of a DAILY or WEEKLY rule moved by `shift` years: the days a YEARLY rule
     with the same day filters gives, kept when they fall in one of the rule's periods
     (every INTERVAL days or weeks from the start's). dateutil takes one step per day or
@@ -416,11 +426,11 @@ def _by_year(rule: du.rrule, shift: int, until: dt.datetime | None) -> Iterator[
     first = _period(start, rule._wkst, weeks)
     count = rule._count
     for when in days:
+        if when > until or count is not None and count < 1:
+            return
         if (_period(when, rule._wkst, weeks) - first).days // (7 if weeks else 1) \
                 % rule._interval:
             continue
-        if until is not None and when > until or count is not None and count < 1:
-            return
         if count is not None:
             count -= 1
         yield when
@@ -436,6 +446,10 @@ def validate(block: dict, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
     """The rules expand, and every exclusion and change names an occurrence they give
     (the rules are walked once, to the furthest of these: a century after the start at
     most, so endless rules need no horizon)."""
+    for text in rule_texts(block):
+        if not _recurs(parse_rule(text, start, zone)):
+            raise RecurrenceError(f"recurrence rrule: {text!r} gives no date in the "
+                                  f"{_CYCLE_YEARS} years after the start", "rrule", text)
     excluded = set(block.get("exdate", ()))
     keys = {dt.datetime.fromisoformat(k) for k in block.get("changes", {})}
     asked = {w for w in excluded | keys if start <= w <= start + _FURTHEST}
@@ -473,7 +487,9 @@ def expand(block: dict, start: dt.datetime, end: dt.datetime, until: dt.datetime
             continue
         change = changes.get(dates.fmt(when), {})
         begin = change.get("start_date", when)
-        finish = change.get("end_date", begin + duration)
+        # an event lasting centuries, repeated: its later ends would pass the year 9999
+        finish = change.get("end_date", begin + duration if begin <= dates.MAX_KEPT - duration
+                            else dates.MAX_KEPT)
         overrides = {k: v for k, v in change.items()
                      if k not in ("cancelled", "start_date", "end_date")}
         out.append(Occurrence(number, when, begin, finish, overrides,
@@ -484,8 +500,11 @@ def expand(block: dict, start: dt.datetime, end: dt.datetime, until: dt.datetime
 
 def horizon(settings: dict, today: dt.date) -> dt.datetime:
     """The last wall time endless rules are expanded to."""
-    days = setting_number(settings, "recurrence_horizon_days")[0]  # a bad value: `check`
-    return dt.datetime.combine(today + dt.timedelta(days=days), dt.time(23, 59, 59))
+    # a bad value: `check` reports it
+    days = dt.timedelta(days=setting_number(settings, "recurrence_horizon_days")[0])
+    if today > (dates.MAX_KEPT - days).date():  # a series starting in the year 9998
+        return dates.MAX_KEPT
+    return dt.datetime.combine(today + days, dt.time(23, 59, 59))
 
 
 # ------------------------------------------------------------------- in words
