@@ -125,9 +125,10 @@ def parse_rule(text: str, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
         try:
             utc = dt.datetime.strptime(match.group(2), "%Y%m%dT%H%M%S")
         except ValueError:
-            raise RecurrenceError(f"recurrence rrule: {text!r}: UNTIL is not a date",
-                                  "rrule", text) from None
-        _kept(utc, "rrule", text)  # converting 9999-12-31 to UTC+14 would overflow
+            utc = None
+        if utc is None or not dates.representable(utc):  # 9999-12-31 in UTC+14: overflow
+            raise RecurrenceError(f"recurrence rrule: {text!r}: UNTIL is not a date the "
+                                  f"calendar keeps ({dates.KEPT_RANGE})", "rrule", text)
         local = dates.from_utc(utc, zone) if zone is not None else utc
         return match.group(1) + local.strftime("%Y%m%dT%H%M%S")
 
@@ -311,11 +312,10 @@ def _changes(value: object) -> dict:
                                           f"true or false", "changes", f"{name}:")
             elif name in ("start_date", "end_date"):
                 item = _when(item, "changes")
-            elif isinstance(item, dict | list | bool) or item is None:
-                raise RecurrenceError(f"recurrence changes {key}: {name} must be text",
+            elif item is None:
+                raise RecurrenceError(f"recurrence changes {key}: {name} needs a value",
                                       "changes", f"{name}:")
-            else:
-                item = str(item)
+            # the other fields are the event's own: records.recurrence_block checks them
             fields[name] = item
         out[key] = fields
     return dict(sorted(out.items()))
