@@ -275,7 +275,7 @@ def dense_rules(draw: st.DrawFn) -> str:
     return ";".join(parts)
 
 
-@settings(max_examples=150, deadline=dt.timedelta(seconds=2), database=None,
+@settings(max_examples=100, deadline=dt.timedelta(seconds=2), database=None,
           derandomize=True)
 @given(rule=dense_rules(), start=st.datetimes(dt.datetime(1990, 1, 1),
                                               dt.datetime(2040, 1, 1)),
@@ -355,7 +355,7 @@ def _answers_well(client, headers: dict, content: Path, value: object,
     return yaml.safe_load(written.read_text())["recurrence"]
 
 
-HYPOTHESIS_APP = settings(max_examples=40, deadline=None, database=None, derandomize=True,
+HYPOTHESIS_APP = settings(max_examples=30, deadline=None, database=None, derandomize=True,
                           suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                  HealthCheck.too_slow])
 
