@@ -151,6 +151,38 @@ def test_a_valid_change_of_website_is_answered_by_its_occurrence(client, admin) 
     assert [e["website"] for e in listed][1] == "https://example.org/late"
 
 
+def test_an_occurrences_changed_fields_are_escaped_on_the_site_as_the_events_are(
+        tmp_path: Path, content: Path) -> None:
+    """A change's title, description and website on the occurrence's page come out as
+    the same values on a single event's page do: one escaping and sanitising."""
+    title = "'<img src=x onerror=alert(3)>'"
+    description = "'<script>alert(1)</script><a href=\"javascript:alert(2)\">x</a>'"
+    website = "https://example.org/late?a=<b>"
+    (content / RELPATH).write_text(with_rule(
+        "  rrule: FREQ=WEEKLY;COUNT=2\n  changes:\n    '2027-05-08 19:00:00':\n"
+        f"      title: {title}\n      description: {description}\n"
+        f"      website: {website}\n"))
+    single = (CRAFTED_EVENT.replace("id: 900", "id: 901").replace("slug: crafted",
+                                                                  "slug: single")
+              .replace("title: Crafted", f"title: {title}")
+              + f"description: {description}\nwebsite: {website}\n")
+    (content / "events/2027/single.yaml").write_text(single)
+    out = tmp_path / "public"
+    report = within(30 * FAST, lambda: build(site_options(content, out, tmp_path / "cache")))
+    assert not report.problems
+
+    def shown(page: str) -> list[str]:
+        html = (out / page).read_text()
+        return [html.split(opening, 1)[1].split(closing, 1)[0] for opening, closing in (
+            ("<h1", "</h1>"), ('<div class="event-description"', "</div>"),
+            ("<dt>Website</dt><dd>", "</dd>"))]
+
+    occurrence = shown("event/crafted/2027-05-08/index.html")
+    assert occurrence == shown("event/single/index.html")
+    assert not any(bad in "".join(occurrence)
+                   for bad in ("<script", "javascript:", "<img", "<b>"))
+
+
 # -- (5-9, 3) a hand-written file: reported with its line, left out; nothing hangs -------
 BAD_FILES = [
     # (recurrence block, text on the reported line)
