@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from . import dates, recurrence, slugs
-from .resources import RESOURCES, STATUSES, Field, Resource, yaml_fields
+from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
 
 # An absolute web address: what `url` fields hold, in files and in request bodies.
 URL = re.compile(r"https?://[^\s/$.?#][^\s]*", re.IGNORECASE)
@@ -213,11 +213,28 @@ def _coerce(field: Field, value: object) -> object:
             return [str(v) for v in value]
         return str(value)
     if kind == "recurrence":
-        try:
-            return recurrence.normalize(value)
-        except recurrence.RecurrenceError as exc:
-            raise RecordError(exc.message, key, exc.at) from None
+        return recurrence_block(value)
     raise AssertionError(f"unknown field type {kind}")
+
+
+def recurrence_block(value: object) -> dict:
+    """A `recurrence` value as a record holds it (recurrence.normalize), each field of a
+    `changes` entry held to the rules of the event's own field of that name: an
+    occurrence's website is an event's website. Raises RecordError."""
+    try:
+        block = recurrence.normalize(value)
+    except recurrence.RecurrenceError as exc:
+        raise RecordError(exc.message, "recurrence", exc.at) from None
+    for key, change in block.get("changes", {}).items():
+        for name, item in change.items():
+            if name == "cancelled":
+                continue
+            try:
+                change[name] = _coerce(EVENTS.field(name), item)
+            except RecordError as exc:
+                raise RecordError(f"recurrence changes {key}: {exc.message}", "recurrence",
+                                  f"{name}:") from None
+    return block
 
 
 def from_file(collection: str, raw: dict, path: str) -> Record:
@@ -245,7 +262,8 @@ def from_file(collection: str, raw: dict, path: str) -> Record:
         raise RecordError("end_date is before start_date", "end_date")
     if "recurrence" in data:
         try:
-            recurrence.validate(data["recurrence"], data["start_date"])
+            zone = dates.zone(data["timezone"]) if data.get("timezone") else None
+            recurrence.validate(data["recurrence"], data["start_date"], zone)
         except recurrence.RecurrenceError as exc:
             raise RecordError(exc.message, "recurrence", exc.at) from None
     return Record(collection, data, path)

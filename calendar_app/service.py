@@ -19,7 +19,7 @@ from .content import GitError, WritesBlocked
 from .errors import ApiError
 from .idlease import LeaseUnavailable
 from .policy import may_read
-from .records import URL, Record, to_file, valid_email
+from .records import URL, Record, RecordError, recurrence_block, to_file, valid_email
 from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
 from .users import User, UserStore
 
@@ -401,7 +401,7 @@ class Service:
         block = values.get("recurrence", record.get("recurrence") if record else None)
         if block and start and ("recurrence" in values or "start_date" in values):
             try:
-                recurrence.validate(block, start)
+                recurrence.validate(block, start, zone)
             except recurrence.RecurrenceError as exc:
                 raise errors.invalid({"recurrence": exc.message}) from None
 
@@ -859,6 +859,6 @@ def _recurrence_value(raw: object) -> dict | None:
     if not isinstance(raw, str | dict):
         raise errors.wrong_type("recurrence", "object")
     try:
-        return recurrence.normalize(raw)
-    except recurrence.RecurrenceError as exc:
+        return recurrence_block(raw)
+    except RecordError as exc:
         raise errors.invalid({"recurrence": exc.message}) from None
