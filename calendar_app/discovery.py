@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .fieldbase import INT_ITEMS as _INT_ITEMS
 from .resources import RESOURCES, Field, Resource
 
 NAMESPACE = "tribe/events/v1"
@@ -73,8 +74,6 @@ class Param:
 _LIST_KEYS = ("default", "description", "type", "items", "format", "enum")
 _TYPE_FIRST = ("type", "format", "description", "items", "default", "enum")
 _DEFAULT_LAST = ("description", "type", "items", "format", "default", "enum")
-_INT_ITEMS: Mapping[str, str] = {"type": "integer"}
-_STRING_ITEMS: Mapping[str, str] = {"type": "string"}
 
 PER_PAGE = RequestDefault("per_page", as_text=True)
 START_DATE = RequestDefault("start_date")
@@ -283,30 +282,6 @@ _SHOWN_WRITE_DEFAULTS: dict[str, dict[str, object]] = {
 _WRITE_KEYS_DEFAULT_FIRST = ("default", "type", "items", "description")
 _WRITE_KEYS_TYPE_FIRST = ("type", "default", "items", "description")
 
-# Field type of resources.py -> WordPress argument type ("" = none declared).
-_ARG_TYPES = {
-    "string": "string", "text": "string", "datetime": "string", "status": "string",
-    "url": "string", "email": "string", "image": "string", "timezone": "string", "integer": "integer",
-    "number": "number", "boolean": "boolean", "cost": "", "links": "", "names": "array",
-    "recurrence": "",  # an RRULE text or the file's block as an object
-}
-
-
-def _arg_type(f: Field) -> tuple[str, Mapping[str, str] | None]:
-    """(type, items) of a write argument."""
-    if f.type == "link":
-        # A parent term is one id; a venue may be an id, a list or an object, which the
-        # plugin declares as a typeless list of ids.
-        if RESOURCES[f.link].is_term:
-            return "integer", None
-        return "", _INT_ITEMS
-    if f.type == "links":
-        return "", _INT_ITEMS
-    if f.type == "names":
-        return "array", _STRING_ITEMS
-    return _ARG_TYPES.get(f.type, "string"), None
-
-
 def _sentence(text: str) -> str:
     """resources.py descriptions are lower-case phrases; the plugin capitalises them."""
     return text[:1].upper() + text[1:]
@@ -325,7 +300,7 @@ def write_args(resource: Resource, create: bool) -> dict[str, dict[str, Any]]:
     keys = _WRITE_KEYS_DEFAULT_FIRST if resource.name == "events" else _WRITE_KEYS_TYPE_FIRST
     out: dict[str, dict[str, Any]] = {}
     for f in _write_fields(resource):
-        type_, items = _arg_type(f)
+        type_, items = f.type.wp_argument()
         present: dict[str, Any] = {"description": _sentence(f.description)}
         if f.name in shown:
             present["default"] = shown[f.name]
@@ -588,19 +563,7 @@ _SCHEMA_NAMES = {"events": "Event", "venues": "Venue", "organizers": "Organizer"
 
 def _field_property(f: Field) -> dict[str, Any]:
     """A field as a member of the read representation."""
-    desc = _sentence(f.description)
-    if f.type == "image":
-        return {"type": "object", "description": desc, **_ref("Image")}
-    if f.type == "link":
-        return {"type": "object", "description": desc, **_ref(_SCHEMA_NAMES[f.link])}
-    if f.type == "links":
-        return _prop("array", desc, items=_ref(_SCHEMA_NAMES[f.link]))
-    if f.type == "number":
-        return {"type": "number", "format": "double", "description": desc}
-    if f.type == "names":
-        return _prop("array", desc, items=_STRING_ITEMS)
-    type_ = _ARG_TYPES.get(f.type) or "string"  # cost reads as a string ("$10")
-    return _prop(type_, desc)
+    return f.type.openapi(_sentence(f.description), _SCHEMA_NAMES)
 
 
 def _resource_schema(resource: Resource) -> dict[str, Any]:
