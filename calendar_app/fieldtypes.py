@@ -58,17 +58,15 @@ def _recurrence() -> ModuleType:
 
 @dataclass(frozen=True)
 class String(FieldType):
-    """One line of text. `trim`: surrounding space is dropped and empty is refused (the
-    names of records). `keep_empty`: sent empty, it is kept as "" (else cleared on
-    create). `searchable`: false for technical values nobody searches."""
+    """One line of text; sent empty, an update stores "" and a create nothing.
+    `trim`: surrounding space is dropped and empty is refused (the names of records).
+    `keep_empty`: sent empty, a create stores "" too. `searchable`: false for technical
+    values nobody searches."""
 
     trim: bool = False
     keep_empty: bool = False
     searchable: bool = True
     is_text = True
-
-    def from_file(self, value: object, key: str) -> object:
-        return file_text(value, key)
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         value = request_text(raw, name)
@@ -105,9 +103,6 @@ class Text(FieldType):
     searchable = True
     control = "textarea"
     is_text = True
-
-    def from_file(self, value: object, key: str) -> object:
-        return file_text(value, key)
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         value = request_text(raw, name)
@@ -363,9 +358,6 @@ class Image(FieldType):
     control = "image"
     is_text = True
 
-    def from_file(self, value: object, key: str) -> object:
-        return file_text(value, key)
-
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         value = request_text(raw, name)
         if not value:
@@ -376,9 +368,6 @@ class Image(FieldType):
         if _MEDIA.fullmatch(path) and ctx.media_file(path):
             return path
         raise errors.invalid({name: INVALID})
-
-    def json_schema(self) -> dict:
-        return {"type": "string"}
 
     def openapi(self, description: str, schema_names: Mapping[str, str]) -> dict[str, Any]:
         return {"type": "object", "description": description,
@@ -393,16 +382,10 @@ class Link(FieldType):
     target: str
     control = "select"
 
-    def from_file(self, value: object, key: str) -> object:
-        return file_text(value, key)
-
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         if _resource(self.target).is_term:
             return ctx.term_parent(raw)
         return ctx.link_plan(name, self.target, raw, single=True)
-
-    def json_schema(self) -> dict:
-        return {"type": "string"}
 
     def json_description(self, description: str) -> str:
         return f"Slug of the {_resource(self.target).singular}"  # files link by slug
