@@ -133,8 +133,8 @@ def timed(command: list[str], cwd: Path = REPO) -> float:
 
 
 def bench(size: int, keep: Path | None, rounds: int) -> dict[str, float | int]:
+    from calendar_app.locations import default_cache_dir
     from calendar_app.site import Builder, Options
-    from calendar_app.wiring import default_cache_dir
 
     root = Path(tempfile.mkdtemp(prefix=f"site-bench-{size}-", dir=keep))
     content = generate(root, size)
@@ -171,7 +171,7 @@ def bench(size: int, keep: Path | None, rounds: int) -> dict[str, float | int]:
     victim.write_text(victim.read_text().replace("title: Edited ", "title: Again ", 1))
     os.sync()
     started = time.perf_counter()
-    builder.calendar.catalog.refresh([victim.relative_to(content).as_posix()])
+    builder.reader.catalog.refresh([victim.relative_to(content).as_posix()])
     report = builder.build()
     figures["one_edit_watch"] = time.perf_counter() - started
     figures["one_edit_written"] = len(report.written)
@@ -180,7 +180,7 @@ def bench(size: int, keep: Path | None, rounds: int) -> dict[str, float | int]:
     victim.write_text(victim.read_text().replace("title: Again ", "title: Third ", 1))
     os.sync()
     started = time.perf_counter()
-    builder.calendar.catalog.refresh([victim.relative_to(content).as_posix()])
+    builder.reader.catalog.refresh([victim.relative_to(content).as_posix()])
     builder.build()
     figures["second_edit_watch"] = time.perf_counter() - started
     builder.close()

@@ -44,7 +44,7 @@ from werkzeug.serving import make_server
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.users import UserStore
 
 BASE = "/wp-json/tribe/events/v1"

@@ -1,5 +1,4 @@
-"""An events calendar that lives in git."""
+"""An events calendar that lives in git.
 
-from .app import create_app
-
-__all__ = ["create_app"]
+Importing the package loads nothing: the Flask app is `calendar_app.app.create_app`, so
+the editorial commands and the builder never pay for the server's libraries."""

@@ -18,6 +18,7 @@ from werkzeug.exceptions import HTTPException, NotFound
 
 from . import discovery, errors, guard, lists, occurrences
 from .errors import ApiError
+from .policy import may_read
 from .records import UNSTORABLE_TEXT, Record
 from .represent import Representer, dumps
 from .resources import RESOURCES, Resource
@@ -54,7 +55,7 @@ def representer() -> Representer:
     records that user may read on their own."""
     cal, user = calendar(), current_user()
     return Representer(cal.catalog, public_url(), rest_root(),
-                       lambda record: cal.service.may_read(user, record))
+                       lambda record: may_read(user, record))
 
 
 # -- request parsing -----------------------------------------------------------
@@ -282,7 +283,7 @@ def check_readable(record: Record) -> None:
     user = current_user()
     if resource.name == "events" and record.status == "trash":
         raise ApiError(403, "event-no-longer-available", "This event is no longer available")
-    if not calendar().service.may_read(user, record):
+    if not may_read(user, record):
         raise ApiError(403, f"{resource.singular}-not-accessible",
                        f"The requested {resource.singular} is not accessible")
 
@@ -293,7 +294,7 @@ bp = Blueprint("api", __name__)
 
 @bp.route("/", methods=["GET"], strict_slashes=False)
 def namespace_index() -> Response:
-    return respond(discovery.namespace_index(rest_root(), lists.request_defaults(calendar())))
+    return respond(discovery.namespace_index(rest_root(), lists.request_defaults(calendar().reader)))
 
 
 @bp.route("/doc", methods=["GET"], strict_slashes=False)
@@ -301,7 +302,7 @@ def doc() -> Response:
     # Where this interface answers, port included (the plugin drops the port, which
     # sends clients of a site on a non-default port to the wrong server).
     return respond(discovery.openapi_document(rest_root() + "/",
-                                              lists.request_defaults(calendar())))
+                                              lists.request_defaults(calendar().reader)))
 
 
 @bp.route(f"/<any({COLLECTIONS}):collection>", methods=["GET", "POST"], strict_slashes=False)
@@ -337,7 +338,7 @@ def slug_view(collection: str, slug: str) -> Response:
 def list_response(resource: Resource) -> Response:
     """`GET /{collection}`: the list answered from this request's catalog version."""
     cal = calendar()
-    ctx = lists.Context(cal, cal.catalog.view(), representer(), current_user(),
+    ctx = lists.Context(cal.reader, cal.catalog.view(), representer(), current_user(),
                         current_app.config.get("MAX_INCLUDE_IDS", 100))
     answer = lists.answer(ctx, resource, params())
     if request.args.get("_fields") or "_pretty" in request.args:
@@ -430,7 +431,7 @@ def media(path: str) -> Response:
 
 
 def wp_json_index() -> Response:
-    index = discovery.namespace_index(rest_root(), lists.request_defaults(calendar()))
+    index = discovery.namespace_index(rest_root(), lists.request_defaults(calendar().reader))
     return respond(discovery.wp_json_index(site_url(), rest_root(), index))
 
 

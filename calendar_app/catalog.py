@@ -153,7 +153,6 @@ class Catalog:
     def __init__(self, tree: ContentTree) -> None:
         self.tree = tree
         self.lock = threading.RLock()
-        tree.recovery_hooks.append(self.refresh)
         self.current = CatalogVersion.empty(tree.settings())
         self._work: CatalogVersion | None = None  # the version being built
         self._writer = 0  # thread building `_work`

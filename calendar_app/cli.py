@@ -1,4 +1,6 @@
-"""Command line: `python -m calendar_app serve|users|reindex|build ...`."""
+"""Command line: `python -m calendar_app serve|users|reindex|build ...`. Flask, Whoosh
+and watchdog are imported only by the commands that use them (serve, reindex,
+empty-trash, build --watch): `check`, `fmt`, `diff` and `build` load none of them."""
 
 from __future__ import annotations
 
@@ -9,16 +11,24 @@ import time
 from pathlib import Path
 
 from .catalog import Catalog
+from .conflicts import conflict_findings, conflict_records
 from .content import ContentTree
 from .editorial import register as register_editorial
-from .index import TextIndex
+from .locations import command_tree, default_users_file
 from .site import register as register_site
 from .starter import StarterError, serving_content
 from .starter import register as register_starter
-from .sync import PUSH_MODES, SyncError, poll_problem, print_status
+from .sync import (
+    PUSH_MODES,
+    STATE_FILE,
+    RemoteSync,
+    SyncError,
+    SyncSettings,
+    poll_problem,
+    read_state,
+)
 from .trash import register as register_trash
 from .users import ROLES, UserStore
-from .wiring import command_tree, default_users_file
 
 
 def _users_arg(parser: argparse.ArgumentParser) -> None:
@@ -102,6 +112,8 @@ def cmd_users(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
+    from .index import TextIndex  # Whoosh: only for this command
+
     content, cache_dir = command_tree(args.content, args.cache_dir)
     t0 = time.perf_counter()
     catalog = Catalog(ContentTree(content, cache_dir / "write.lock"))
@@ -117,7 +129,37 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_sync_status(args: argparse.Namespace) -> int:
-    return print_status(*command_tree(args.content, args.cache_dir))
+    """`sync status`: commits not pushed, the last error, conflict records to decide;
+    the exit code, 1 when any."""
+    content, cache_dir = command_tree(args.content, args.cache_dir)
+    state = read_state(cache_dir / STATE_FILE)
+    if not state.get("remote"):
+        print(f"{content} has not been served with --remote (no sync state in {cache_dir})")
+        return 0
+    tree = ContentTree(content, cache_dir / "write.lock")
+    sync = RemoteSync(tree, SyncSettings(state["remote"], state["branch"]),
+                      state["remote"], cache_dir)
+    print(f"remote: {state['remote']} ({state.get('url', '')}), branch {state['branch']}")
+    pending = sync.unpushed()
+    if pending:
+        print(f"{len(pending)} commit(s) not pushed yet:")
+        for line in pending:
+            print(f"  {line}")
+    else:
+        print("every commit is pushed (as of the last fetch)")
+    if state.get("last_error"):
+        print(f"last error ({state.get('last_error_at')}): {state['last_error']}")
+    if state.get("last_exchange_at"):
+        print(f"last successful exchange: {state['last_exchange_at']}")
+    if state.get("rewritten"):
+        print(f"last rewrite of the remote branch ({state.get('rewritten_at')}): "
+              f"{state['rewritten']}")
+    conflicts = conflict_records(content)
+    if conflicts:
+        print(f"{len(conflicts)} conflict record(s) to decide:")
+        for finding in conflict_findings(content):
+            print(f"  {finding.path}: {finding.message}")
+    return 1 if pending or conflicts or state.get("last_error") else 0
 
 
 def _tree_args(parser: argparse.ArgumentParser) -> None:

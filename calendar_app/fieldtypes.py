@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import dates, errors
+from . import dates, errors, recurrence
 from .fieldbase import (
     INT_ITEMS,
     INVALID,
@@ -34,8 +34,6 @@ from .fieldbase import (
 from .formats import DATE_PATTERN, OFFSET_PATTERN, URL, digits, parse_bool, truthy, valid_email
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     from .resources import Resource
 
 # A media file of the tree an image may name instead of a URL.
@@ -47,13 +45,6 @@ def _resource(name: str) -> Resource:
     from .resources import RESOURCES
 
     return RESOURCES[name]
-
-
-def _recurrence() -> ModuleType:
-    # recurrence.py reads its settings from content.py, which imports resources.py.
-    from . import recurrence
-
-    return recurrence
 
 
 @dataclass(frozen=True)
@@ -522,7 +513,6 @@ class Recurrence(FieldType):
     arg_type = ""  # an RRULE text or the file's block as an object
 
     def from_file(self, value: object, key: str) -> object:
-        recurrence = _recurrence()
         try:
             return recurrence.normalize(value)
         except recurrence.RecurrenceError as exc:
@@ -533,7 +523,6 @@ class Recurrence(FieldType):
             return None
         if not isinstance(raw, str | dict):
             raise errors.wrong_type(name, "object")
-        recurrence = _recurrence()
         try:
             return recurrence.normalize(raw)
         except recurrence.RecurrenceError as exc:
@@ -551,7 +540,7 @@ class Recurrence(FieldType):
                   "properties": {name: ({"type": "boolean"} if name == "cancelled" else when
                                         if name in ("start_date", "end_date") else
                                         {"type": ["string", "number"]})
-                                 for name in _recurrence().CHANGE_KEYS}}
+                                 for name in recurrence.CHANGE_KEYS}}
         block = {"type": "object", "additionalProperties": False, "properties": {
             "rrule": {"anyOf": [rule, {"type": "array", "items": rule, "minItems": 1}],
                       "description": "RFC 5545 RRULE text, one or a list"},

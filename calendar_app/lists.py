@@ -1,12 +1,13 @@
 """The five list endpoints (`GET /events`, `/venues`, `/organizers`, `/categories`,
-`/tags`): one table-driven path, plain Python (no Flask): `answer(context, resource,
-parameters)` is called by the HTTP interface and by the builder alike.
+`/tags`): one table-driven path, plain Python (no Flask, no Whoosh): `answer(context,
+resource, parameters)` is called by the HTTP interface and by the builder alike, each
+with its `reader.Reader` (catalog, clock, text search, read policy).
 
 1. `_parse`: every parameter of the route (`discovery.LIST_PARAMS`, one table: its
    documentation, its checker, its place in echoed URLs) is checked by its checker in
    `CHECKS`; all failures are reported together as the plugin's `rest_invalid_param`.
 2. `_select_*`: what matches, as records in list order (events from the in-memory
-   columns of `index.EventTable`, text search from Whoosh; the other collections are
+   columns of `eventtable.EventTable`, text search from the reader's; the others are
    small and filtered in memory).
 3. `_build`: paging, envelope in the plugin's key order, `rest_url` family,
    `X-TEC-*`/`X-WP-*` totals and an RFC 8288 `Link` (next/prev).
@@ -25,7 +26,7 @@ Our decisions where the plugin differs or has nothing (design.md, spec §7):
   (`event-tickets-not-active`); `ticketed=false` matches every event.
 - `categories` also matches events of sub-categories (WordPress `include_children`).
 - Editors list every non-internal status by default, but only records they may read
-  (`Service.may_read`: others' drafts need `edit_others`, private needs `read_private`).
+  (`policy.may_read`: others' drafts need `edit_others`, private needs `read_private`).
 - `only_with_upcoming` looks at every upcoming event, not only the first page of them.
 - Search matches word prefixes (`jazz` finds "Jazzy"), not arbitrary substrings.
 - A filter naming a record the reader may not read on its own (`venue`, `organizer`,
@@ -50,13 +51,13 @@ import numpy as np
 from . import dates, discovery, errors, occurrences
 from .catalog import CatalogVersion
 from .errors import ApiError
-from .index import EVENT_SEARCH_FIELDS, seconds
+from .eventtable import seconds
+from .formats import parse_bool, truthy
+from .reader import Reader
 from .records import Record
 from .represent import Representer, dumps
 from .resources import STATUSES, Resource
-from .service import parse_bool, truthy
 from .users import User
-from .wiring import Calendar
 
 # Statuses WordPress registers besides ours: accepted by `status`, never present here.
 _INTERNAL = ("auto-draft", "inherit", "tribe-ea-success", "tribe-ea-failed",
@@ -72,10 +73,10 @@ INVALID = "Invalid parameter."
 
 @dataclass(frozen=True)
 class Context:
-    """What a list is answered from, besides its parameters: one catalog version, the
-    representation for the caller (its URLs, what it may see), the caller."""
+    """What a list is answered from, besides its parameters: the reader, one catalog
+    version, the representation for the caller (its URLs, what it may see), the caller."""
 
-    calendar: Calendar
+    reader: Reader
     view: CatalogVersion
     rep: Representer
     user: User | None
@@ -92,15 +93,15 @@ class Answer:
 
 
 # ------------------------------------------------------------------ defaults
-def request_defaults(cal: Calendar) -> dict:
+def request_defaults(reader: Reader) -> dict:
     """Per-request defaults as the plugin's index shows them: `per_page` (calendar
     setting, capped), `start_date` (yesterday 23:59:00) and `end_date` (now + 24
     months), both in the site timezone from the app clock."""
-    settings = cal.catalog.settings
-    now = cal.service.site_now()
+    settings = reader.catalog.settings
+    now = reader.site_now()
     start = dt.datetime.combine(now.date() - dt.timedelta(days=1), dt.time(23, 59))
-    end = dates.parse_datetime("+24 months", dates.zone(cal.service.site_zone_name),
-                               cal.clock())
+    end = dates.parse_datetime("+24 months", dates.zone(reader.site_zone_name),
+                               reader.clock())
     return {"per_page": _per_page_default(settings), "start_date": dates.fmt(start),
             "end_date": dates.fmt(end)}
 
@@ -216,7 +217,7 @@ def _record_ids(q: Query, name: str, raw: object, collection: str, slugs: bool) 
             record = view.get(int(item), collection)
         # A record the reader may not read is answered as an unknown one: a draft
         # venue's id must not be confirmed (nor its events listed) to anonymous readers.
-        if record is None or not q.ctx.calendar.service.may_read(q.user, record):
+        if record is None or not q.ctx.reader.may_read(q.user, record):
             return q.fail(name)
         found.append(record)
     q.values[name] = found
@@ -252,7 +253,7 @@ def _k_record_of(collection: str) -> Checker:
         value = _int(raw)
         record = q.ctx.view.get(value, collection) if value else None
         # As in `_record_ids`: an event the reader may not read is an unknown one.
-        if record is None or not q.ctx.calendar.service.may_read(q.user, record):
+        if record is None or not q.ctx.reader.may_read(q.user, record):
             return q.fail(name)
         q.values[name] = record
 
@@ -339,20 +340,20 @@ def _parse(ctx: Context, resource: Resource, raw: dict) -> Query:
 
 def _date_window(q: Query) -> None:
     """Normalized date filters (naive site-local datetimes), defaults applied."""
-    cal = q.ctx.calendar
-    site = dates.zone(cal.service.site_zone_name)
+    reader = q.ctx.reader
+    site = dates.zone(reader.site_zone_name)
     strict = q.values.get("strict_dates", False)
     given = {n for n in _DATE_PARAMS if n in q.given}
     if "include" in q.given:
         for n in _DATE_PARAMS:
             q.values.pop(n, None)
         return
-    defaults = request_defaults(cal)
+    defaults = request_defaults(reader)
     if not given & set(_RELATIVE):
         for n in ("start_date", "end_date"):
             if n not in given:
                 q.values[n] = defaults[n]
-    now = cal.clock()
+    now = reader.clock()
     for n in _DATE_PARAMS:
         if n not in q.values:
             continue
@@ -388,14 +389,14 @@ def _status_echo(q: Query) -> str:
 
 def _readable(q: Query, record: Record) -> bool:
     return record.status in _status_set(q) and (
-        record.status == "publish" or q.ctx.calendar.service.may_read(q.user, record))
+        record.status == "publish" or q.ctx.reader.may_read(q.user, record))
 
 
 # ------------------------------------------------------------------ selection
 def _select_events(q: Query) -> list[int]:
     """Ids of the matching events, in list order."""
-    cal, view = q.ctx.calendar, q.ctx.view
-    table = cal.index.table(view, cal.service.site_now().date())
+    reader, view = q.ctx.reader, q.ctx.view
+    table = reader.table(view)
     v = q.values
     n = len(table)
     lo, hi = 0, n
@@ -456,7 +457,7 @@ def _select_events(q: Query) -> list[int]:
     if "include" in v:
         mask &= table.mask_of(v["include"])[part]
     if "search" in v:
-        found = cal.index.search(view, "events", v["search"], EVENT_SEARCH_FIELDS)
+        found = reader.search_events(view, v["search"])
         mask &= table.mask_of(found)[part]
     rows = np.flatnonzero(mask) + lo
     if "include" in v:
@@ -467,11 +468,11 @@ def _select_events(q: Query) -> list[int]:
 def _readable_coordinates(q: Query, table, part: slice) -> tuple[np.ndarray, np.ndarray]:
     """The events' venue coordinates, unknown where the reader may not read the venue
     (the event then shows no venue): geoloc filters must not locate a draft venue."""
-    view, service = q.ctx.view, q.ctx.calendar.service
+    view, reader = q.ctx.view, q.ctx.reader
     lat, lng = table.lat[part], table.lng[part]
     hidden: set[int] = set()
     for venue in view.all("venues"):
-        if not service.may_read(q.user, venue):
+        if not reader.may_read(q.user, venue):
             hidden.update(view.backlinks.get(("venues", venue.slug), ()))
     if hidden:
         unseen = table.mask_of(hidden)[part]
@@ -513,7 +514,7 @@ _LINKED_SEARCH = {"venues": ("venue", "description", "excerpt", "address", "city
 
 def _select_linked_posts(q: Query) -> list[int]:
     """Venues or organizers: in-memory filters (hundreds to a few thousand records)."""
-    cal, catalog = q.ctx.calendar, q.ctx.view
+    reader, catalog = q.ctx.reader, q.ctx.view
     name = q.resource.name
     v = q.values
     records = [r for r in catalog.all(name) if _readable(q, r)]
@@ -534,7 +535,7 @@ def _select_linked_posts(q: Query) -> list[int]:
                        for e in catalog.linked(name, r.slug) if e.collection == "events")
         records = [r for r in records if has(r) == v["has_events"]]
     if v.get("only_with_upcoming"):
-        now = cal.service.site_now()
+        now = reader.site_now()
 
         def upcoming(r: Record) -> bool:
             return any(e.collection == "events" and e.status == "publish"
@@ -684,7 +685,7 @@ def answer(ctx: Context, resource: Resource, raw: dict) -> Answer:
     q = _parse(ctx, resource, raw)
     values = tuple(sorted((k, _echo(v)) for k, v in q.values.items()))
     key = (resource.name, values, _who(ctx.user), ctx.rep.site_url, ctx.rep.rest_root,
-           ctx.calendar.clock().isoformat()[:16])
+           ctx.reader.clock().isoformat()[:16])
     bodies: _Bodies = ctx.view.derive("list-answers", _Bodies)  # type: ignore[assignment]
     hit = bodies.get(key)
     if hit is None:
@@ -710,7 +711,7 @@ def _represent(q: Query, chunk: list[int]) -> list[dict]:
         item = items.get(key)
         if item is None:
             record = view.records.get(rid) or occurrences.of(
-                view, ctx.calendar.service.site_now().date()).get(rid)
+                view, ctx.reader.site_now().date()).get(rid)
             item = rep.represent(record)
             if len(items) > MAX_ITEMS:
                 items.clear()

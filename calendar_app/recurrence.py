@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from dateutil import rrule as du
 
 from . import dates
-from .content import setting_number
+from .settings import setting_number
 
 # Keys of the block, in file order.
 KEYS = ("rrule", "every", "on", "until", "count", "rdate", "exdate", "changes")

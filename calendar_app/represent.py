@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 from . import cost, dates, firstseen, markup, occurrences, recurrence
 from .catalog import Catalog
+from .policy import readable_by_anyone
 from .records import Record, stateprovince
-from .service import readable_by_anyone
 
 _HIDDEN = ("draft", "pending", "future", "trash", "private")
 _POST_TYPES = {"events": "tribe_events", "venues": "tribe_venue",

@@ -11,26 +11,20 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import dates, errors, recurrence, slugs, yamlfile
+from . import dates, errors, recurrence, settings, slugs, yamlfile
 from .catalog import EVENT_LINKS, Catalog
 from .clock import Clock
 from .content import GitError, WritesBlocked
 from .errors import ApiError
-from .formats import digits, parse_bool, truthy  # noqa: F401 (lists reads the last two)
+from .formats import digits
 from .idlease import LeaseUnavailable
+from .policy import may_read
 from .records import Record, to_file
 from .resources import EVENTS, RESOURCES, Resource, yaml_fields
 from .users import User, UserStore
 
 log = logging.getLogger(__name__)
 Precondition = Callable[[Record], None]
-
-
-def readable_by_anyone(record: Record) -> bool:
-    """What an anonymous reader may read on its own (`Service.may_read(None, record)`):
-    published posts and every term (terms have no status). Every static output is
-    made for such a reader."""
-    return record.status == "publish" or record.resource.is_term
 
 
 @dataclass
@@ -57,11 +51,10 @@ class Service:
     # -- time --------------------------------------------------------------
     @property
     def site_zone_name(self) -> str:
-        return str(self.catalog.settings.get("timezone") or "UTC")
+        return settings.site_zone_name(self.catalog.settings)
 
     def site_now(self) -> dt.datetime:
-        return dates.from_utc(self.clock().astimezone(dt.UTC).replace(tzinfo=None),
-                              dates.zone(self.site_zone_name))
+        return settings.site_now(self.clock, self.catalog.settings)
 
     # -- permissions -------------------------------------------------------
     @staticmethod
@@ -81,15 +74,7 @@ class Service:
             return False
         return not published or user.can(f"{verb}_published")
 
-    def may_read(self, user: User | None, record: Record) -> bool:
-        if readable_by_anyone(record):
-            return True
-        if user is None:
-            return False
-        if record.status == "private":
-            return user.can("read_private") or record.get("author") == user.id
-        return user.can("edit") and (record.get("author") == user.id
-                                     or user.can("edit_others"))
+    may_read = staticmethod(may_read)  # the read side's rule (policy.py), for write rules
 
     # -- writes --------------------------------------------------------------
     @contextlib.contextmanager

@@ -47,14 +47,13 @@ from pathlib import Path
 
 from . import clock as clocks
 from . import fieldmerge, slugs, yamlfile
+from .conflicts import CONFLICTS_DIR
 from .content import NETWORK_TIMEOUT, ContentTree, git_env, run_git
-from .editorial.findings import WARNING, Finding
 
 log = logging.getLogger(__name__)
 
 PUSH_MODES = ("wait", "queue")
 STATE_FILE = "sync-state.json"
-CONFLICTS_DIR = ".calendar/conflicts"
 MAX_ROUNDS = 5  # push refused, fetch, rebase, push again: give up (queued) after this
 RETRY_SECONDS = 10.0  # a failed exchange is tried again this soon, polling or not
 # The first clone happens before serving (gunicorn's master, `serve`), outside any
@@ -698,63 +697,3 @@ def read_state(path: Path) -> dict:
         if isinstance(state, dict):
             return state
     return {}
-
-
-def conflict_records(content: Path) -> dict[str, dict]:
-    """Conflict records in a content tree: relpath -> its mapping (unreadable: {})."""
-    folder = Path(content) / CONFLICTS_DIR
-    found: dict[str, dict] = {}
-    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
-        try:
-            found[f"{CONFLICTS_DIR}/{path.name}"] = yamlfile.load(path.read_bytes())
-        except (OSError, yamlfile.YamlError):
-            found[f"{CONFLICTS_DIR}/{path.name}"] = {}
-    return found
-
-
-def conflict_findings(content: Path) -> list[Finding]:
-    """What `check` reports: one warning per conflict record left to decide."""
-    findings = []
-    for relpath, record in conflict_records(content).items():
-        what = ", ".join(record.get("keys") or {}) or (
-            "the whole file (deleted on our side)" if record.get("ours_deleted")
-            else "the whole file")
-        findings.append(Finding(
-            relpath, 0, 0, WARNING, "sync-conflict",
-            f"{record.get('record', '?')}: the remote's {what} replaced ours; our values "
-            "are in this file: apply what should stay, then delete it"))
-    return findings
-
-
-# -- command line ------------------------------------------------------------------
-def print_status(content: Path, cache_dir: Path) -> int:
-    """`sync status`: commits not pushed, the last error, conflict records to decide;
-    the exit code, 1 when any."""
-    state = read_state(cache_dir / STATE_FILE)
-    if not state.get("remote"):
-        print(f"{content} has not been served with --remote (no sync state in {cache_dir})")
-        return 0
-    tree = ContentTree(content, cache_dir / "write.lock")
-    sync = RemoteSync(tree, SyncSettings(state["remote"], state["branch"]),
-                      state["remote"], cache_dir)
-    print(f"remote: {state['remote']} ({state.get('url', '')}), branch {state['branch']}")
-    pending = sync.unpushed()
-    if pending:
-        print(f"{len(pending)} commit(s) not pushed yet:")
-        for line in pending:
-            print(f"  {line}")
-    else:
-        print("every commit is pushed (as of the last fetch)")
-    if state.get("last_error"):
-        print(f"last error ({state.get('last_error_at')}): {state['last_error']}")
-    if state.get("last_exchange_at"):
-        print(f"last successful exchange: {state['last_exchange_at']}")
-    if state.get("rewritten"):
-        print(f"last rewrite of the remote branch ({state.get('rewritten_at')}): "
-              f"{state['rewritten']}")
-    conflicts = conflict_records(content)
-    if conflicts:
-        print(f"{len(conflicts)} conflict record(s) to decide:")
-        for finding in conflict_findings(content):
-            print(f"  {finding.path}: {finding.message}")
-    return 1 if pending or conflicts or state.get("last_error") else 0

@@ -17,11 +17,15 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import dates
+from .locations import command_tree, default_users_file
 from .records import Record
 from .resources import RESOURCES
-from .wiring import Calendar, command_tree, default_users_file, open_calendar
+
+if TYPE_CHECKING:
+    from .wiring import Calendar
 
 
 def last_change(calendar: Calendar, record: Record) -> dt.datetime | None:
@@ -64,6 +68,8 @@ def empty_trash(calendar: Calendar, older_than: dt.timedelta) -> list[Record]:
 
 
 def cmd_empty_trash(args: argparse.Namespace) -> int:
+    from .wiring import open_calendar  # the server's parts: only when this command runs
+
     content, cache_dir = command_tree(args.content, args.cache_dir)
     calendar = open_calendar(content, default_users_file(), cache_dir,
                              index_in_background=False)

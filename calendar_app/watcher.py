@@ -57,8 +57,6 @@ class Journal:
         self._lock = threading.Lock()
         # Who wrote a line: per catalog, not per pid (two apps may share a process).
         self._me = f"{os.getpid()}-{secrets.token_hex(4)}"
-        catalog.listeners.append(self._on_change)
-        catalog.tree.lock_hooks.append(self.catch_up)
 
     def after_fork(self) -> None:
         """In a worker forked from the process that loaded the catalog (gunicorn's
@@ -68,7 +66,7 @@ class Journal:
         self._me = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._lock = threading.Lock()
 
-    def _on_change(self, relpaths: set[str], origin: str) -> None:
+    def on_catalog_change(self, relpaths: set[str], origin: str) -> None:
         if origin != "write":
             return  # changes read from disk are seen by every process's own watcher
         self.announce(relpaths)

@@ -1,11 +1,11 @@
 """The calendar, wired: content tree, catalog, index, users, rules and followers, for
-one content folder. Plain Python: the Flask app (`app.create_app`), the builder and
-the command line all open one with `open_calendar`."""
+one content folder, and every subscription between them (`subscribe`). Plain Python:
+the Flask app (`app.create_app`) and the maintenance commands open one with
+`open_calendar`; the builder needs none of it (`reader.open_reader`)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import logging
 import os
 import threading
@@ -15,35 +15,17 @@ from pathlib import Path
 from . import clock as clocks
 from . import firstseen
 from .catalog import Catalog
-from .content import ContentTree, GitError
+from .content import ContentTree
 from .idlease import DEFAULT_BLOCK, LEASE_TIMEOUT, IdLeases
 from .index import CalendarIndex
+from .locations import default_cache_dir
+from .reader import Reader, clock_at, open_tree
 from .service import Service
-from .starter import (
-    BUNDLED_CONTENT,  # noqa: F401  (the sample: importers find it here)
-    StarterError,
-    serving_content,
-)
 from .sync import RemoteSync, SyncSettings, prepare_clone
 from .users import UserStore
 from .watcher import Journal, Watcher, follow_catalog
 
 log = logging.getLogger(__name__)
-DEFAULT_BASE_PATH = "/wp-json/tribe/events/v1"
-
-
-def default_users_file() -> Path:
-    if os.environ.get("CALENDAR_USERS"):
-        return Path(os.environ["CALENDAR_USERS"])
-    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    return config / "calendar-app" / "users.yaml"
-
-
-def default_cache_dir(content: Path) -> Path:
-    """Outside the content tree (so the watcher never sees it), one per tree."""
-    content = content.resolve()
-    digest = hashlib.sha1(str(content).encode()).hexdigest()[:10]
-    return content.parent / ".calendar-cache" / f"{content.name}-{digest}"
 
 
 @dataclass
@@ -56,6 +38,7 @@ class Calendar:
     cache_dir: Path
     index: CalendarIndex
     journal: Journal
+    reader: Reader  # what lists read from (catalog, clock, search, read policy)
     watch: bool = False  # follow the tree with watchdog once serving
     watcher: Watcher | None = None
     remote_sync: RemoteSync | None = None  # when serving a clone of a shared remote
@@ -119,17 +102,8 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     remote silent for `id_lease_timeout` seconds delays the start no longer."""
     remote = prepare_clone(content, sync) if sync else ""
     cache_dir = cache_dir or default_cache_dir(content)
-    tree = ContentTree(content, cache_dir / "write.lock")
-    try:
-        recovered = tree.recover()
-    except GitError as exc:
-        # Nothing here can prove that no other git process holds the repository's lock,
-        # so the operator decides. gunicorn prints a RuntimeError at start as one line.
-        raise RuntimeError(f"a write interrupted by a crash cannot be finished in "
-                           f"{tree.git_root}: {exc.advice}, then start again ({exc})") from exc
-    if recovered:
-        log.warning("finished a write interrupted by a crash: %s", recovered.splitlines()[0])
-    clock = clocks.fixed(now) if now else clocks.system_now
+    tree = open_tree(content, cache_dir)
+    clock = clock_at(now)
     catalog = Catalog(tree)
     if sync and tree.git_root is not None:
         catalog.leases = IdLeases(tree.git_root, remote, block_size=id_block, clock=clock,
@@ -143,22 +117,35 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     journal = Journal(cache_dir / "journal", catalog)
     users = UserStore(users_file)
     service = Service(catalog, users, clock)
-    remote_sync = None
-    if sync:
-        remote_sync = RemoteSync(tree, sync, remote, cache_dir, clock)
-        # What an integration changed is in the catalog (and announced to the other
-        # workers) before the exchange lets go of the write lock.
+    remote_sync = RemoteSync(tree, sync, remote, cache_dir, clock) if sync else None
+    subscribe(tree, catalog, index, journal, service, remote_sync)
+    reader = Reader(catalog, clock, index.search_events)
+    return Calendar(tree, catalog, users, service, clock, cache_dir, index, journal, reader,
+                    watch, remote_sync=remote_sync)
+
+
+def subscribe(tree: ContentTree, catalog: Catalog, index: CalendarIndex, journal: Journal,
+              service: Service, remote_sync: RemoteSync | None) -> None:
+    """Every subscription between the parts of a served calendar, here and nowhere else
+    (who listens to what, and why):
+
+    - `catalog.listeners` (paths of a new catalog version, and whether a write of ours
+      or files read from disk made it): the index marks them pending until Whoosh has
+      them, then the journal tells the other worker processes about our writes.
+    - `tree.lock_hooks` (the write lock just taken): the journal catches up with the
+      other workers' writes, so ids and slugs are checked against the latest records.
+    - `tree.recovery_hooks` (paths of a crashed writer's change, finished under the
+      lock): the catalog re-reads them.
+    - `remote_sync.integrated_hooks` (paths a merge from the remote changed, the write
+      lock held): the catalog re-reads them and the journal announces them, so they
+      are in every worker before the exchange lets go of the lock.
+    - `service.committed` (a commit made, the lock held): the sync pushes it.
+    The file watcher (`watcher.follow_catalog`, started by `Calendar.ensure_started`
+    in the serving process) feeds edits on disk into `catalog.refresh`.
+    """
+    catalog.listeners += [index.on_catalog_change, journal.on_catalog_change]
+    tree.lock_hooks.append(journal.catch_up)
+    tree.recovery_hooks.append(catalog.refresh)
+    if remote_sync is not None:
         remote_sync.integrated_hooks += [catalog.refresh, journal.announce]
         service.committed.append(remote_sync.on_commit)
-    return Calendar(tree, catalog, users, service, clock, cache_dir, index, journal, watch,
-                    remote_sync=remote_sync)
-
-
-def command_tree(content: Path | None, cache_dir: str | None) -> tuple[Path, Path]:
-    """(content, cache folder) a maintenance command works on: the calendar `serve`
-    would serve; exits with the reason when that is the sample inside the code."""
-    try:
-        content, _made = serving_content(content)
-    except StarterError as exc:
-        raise SystemExit(f"error: {exc}") from None
-    return content, Path(cache_dir) if cache_dir else default_cache_dir(content)

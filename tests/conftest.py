@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.site import Options, build
 from calendar_app.users import ROLES, UserStore
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from conftest import BASE, git
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.occurrences import occurrence_id
 
 SERIES = 990

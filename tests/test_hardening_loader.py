@@ -10,7 +10,8 @@ import pytest
 from conftest import BASE, NOW, SAMPLE_NEXT_ID, git, make_repo
 from conftest import CRAFTED_EVENT as EVENT
 
-from calendar_app import create_app, parsing
+from calendar_app import parsing
+from calendar_app.app import create_app
 from calendar_app.cli import main
 from calendar_app.content import ContentTree
 from calendar_app.records import MAX_ID

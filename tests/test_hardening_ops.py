@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import BASE, REPO_ROOT, git
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.users import UserStore
 
 BLUE_LANTERN = 45

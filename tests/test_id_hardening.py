@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_reliability_concurrency import Http, basic, wait_for_port
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.cli import main
 from calendar_app.idlease import (
     LEASES_REF,

@@ -15,7 +15,7 @@ import pytest
 from conftest import BASE, NOW, SAMPLE, git, make_repo
 from gitserver import GitDaemon, bare_copy
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.idlease import LEASES_REF, IdLeases, LeaseUnavailable, read_leases
 
 # What the unit tests tell `allocate` the tree's highest id is (they never read a tree).

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app import cli, create_app, index
+from calendar_app import cli, index
+from calendar_app.app import create_app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "lists"
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "lists"
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
@@ -81,7 +81,7 @@ def test_request_defaults(lapp) -> None:
     from calendar_app import lists
 
     # Plain Python: no request needed.
-    assert lists.request_defaults(lapp.extensions["calendar"]) == {
+    assert lists.request_defaults(lapp.extensions["calendar"].reader) == {
         "per_page": 10, "start_date": "2026-11-20 23:59:00", "end_date": "2028-11-21 12:00:00"}
 
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import pytest
 from conftest import BASE, NOW, git
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MARK = "Zqxhidden"  # a word only non-public records carry

@@ -38,7 +38,8 @@ from conftest import BASE, NOW, git, make_repo
 from gitserver import free_port, start_gunicorn
 from gitserver import stop_process as stop
 
-from calendar_app import create_app, yamlfile
+from calendar_app import yamlfile
+from calendar_app.app import create_app
 from calendar_app.index import TextIndex
 from calendar_app.records import RecordError, from_file
 from calendar_app.resources import RESOURCES

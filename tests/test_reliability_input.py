@@ -27,7 +27,8 @@ from conftest import BASE, NOW, make_repo
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from calendar_app import create_app, dates, slugs, yamlfile
+from calendar_app import dates, slugs, yamlfile
+from calendar_app.app import create_app
 from calendar_app.records import UNSTORABLE_TEXT, Record, from_file, to_file
 from calendar_app.resources import EVENTS
 

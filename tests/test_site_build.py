@@ -15,7 +15,7 @@ from pathlib import Path
 import icalendar
 import pytest
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.site import Builder, Options, build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -323,7 +323,7 @@ def test_incremental_rewrite_and_removal(tmp_path: Path) -> None:
         event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
         event.write_text(event.read_text().replace("title: Holiday Messiah Sing-Along",
                                                    "title: Holiday Messiah Singalong"))
-        builder.calendar.catalog.refresh(["events/2026/holiday-messiah-sing-along-2026.yaml"])
+        builder.reader.catalog.refresh(["events/2026/holiday-messiah-sing-along-2026.yaml"])
         written = set(builder.build().written)
         assert "event/holiday-messiah-sing-along-2026/index.html" in written
         assert "event/holiday-messiah-sing-along-2026/event.ics" in written
@@ -343,7 +343,7 @@ def test_incremental_rewrite_and_removal(tmp_path: Path) -> None:
             assert "Holiday Messiah Singalong" in (out / REST / f"{path}.json").read_text()
 
         event.unlink()
-        builder.calendar.catalog.refresh(["events/2026/holiday-messiah-sing-along-2026.yaml"])
+        builder.reader.catalog.refresh(["events/2026/holiday-messiah-sing-along-2026.yaml"])
         report = builder.build()
         assert "event/holiday-messiah-sing-along-2026/index.html" in report.removed
         assert not (out / "event/holiday-messiah-sing-along-2026").exists()
@@ -372,7 +372,7 @@ def test_watch_edits_match_a_full_build(tmp_path: Path) -> None:
                          ("title: Messiah & <Friends>", "title: Messiah Again")):
             assert old in event.read_text()
             event.write_text(event.read_text().replace(old, new))
-            builder.calendar.catalog.refresh([relpath])
+            builder.reader.catalog.refresh([relpath])
             report = builder.build()
             assert report.written and not report.problems
             fresh = tmp_path / f"full-{len(report.written)}"
@@ -567,7 +567,7 @@ def test_running_builder_keeps_the_last_good_page_of_a_broken_file(tmp_path: Pat
         builder.build()
         kept = {path: (out / path).read_bytes() for path in MESSIAH_OWN}
         event.write_text(good.replace("status: publish", "status: [publish"))
-        builder.calendar.catalog.refresh([MESSIAH])
+        builder.reader.catalog.refresh([MESSIAH])
         report = builder.build()
         assert [p.path for p in report.problems] == [MESSIAH] and not report.stopped
         assert sorted(report.kept) == sorted(MESSIAH_OWN)
@@ -577,12 +577,12 @@ def test_running_builder_keeps_the_last_good_page_of_a_broken_file(tmp_path: Pat
         other = content / "events/2027/jazz-night-january-2027.yaml"
         other.write_text(other.read_text().replace("start_date: 2027-01-07 19:30",
                                                    "start_date: 2027-01-07 19:00"))
-        builder.calendar.catalog.refresh(["events/2027/jazz-night-january-2027.yaml"])
+        builder.reader.catalog.refresh(["events/2027/jazz-night-january-2027.yaml"])
         report = builder.build()
         assert sorted(report.kept) == sorted(MESSIAH_OWN) and not report.removed
         assert {path: (out / path).read_bytes() for path in MESSIAH_OWN} == kept
         event.write_text(good.replace("Holiday Messiah Sing-Along", "Messiah Fixed"))
-        builder.calendar.catalog.refresh([MESSIAH])
+        builder.reader.catalog.refresh([MESSIAH])
         report = builder.build()
         assert not report.problems and not report.kept
         fresh = tmp_path / "full"
@@ -603,7 +603,7 @@ def test_deleting_a_file_still_removes_its_page_while_another_is_broken(
         (content / MESSIAH).write_text("title: [\n")
         gone = "events/2027/jazz-night-january-2027.yaml"
         (content / gone).unlink()
-        builder.calendar.catalog.refresh([MESSIAH, gone])
+        builder.reader.catalog.refresh([MESSIAH, gone])
         report = builder.build()
         assert "event/jazz-night-january-2027/index.html" in report.removed
         assert not (out / "event/jazz-night-january-2027").exists()

@@ -4,6 +4,7 @@ links on its pages."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -441,8 +442,8 @@ def test_rebuild_after_an_event_leaves_the_window(tmp_path: Path) -> None:
         event = content / relpath
         event.write_text(event.read_text().replace("title: Holiday Messiah Sing-Along",
                                                    "title: Messiah Sing-Along"))
-        builder.calendar.catalog.refresh([relpath])
-        builder.calendar.clock = builder.calendar.service.clock = clocks.fixed(later)
+        builder.reader.catalog.refresh([relpath])
+        builder.reader = dataclasses.replace(builder.reader, clock=clocks.fixed(later))
         report = builder.build()
         assert "calendar.ics" in report.written and not report.problems
     finally:

@@ -17,7 +17,7 @@ import pytest
 from conftest import BASE, REPO_ROOT, SAMPLE, git, site_options
 from schemaorg_check import check
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.site import Builder, build, command
 from calendar_app.starter import BUNDLED_CONTENT
 
@@ -166,7 +166,7 @@ def test_adding_a_matinee_under_a_running_builder_matches_a_full_build(
         assert (out / f"event/{SLUG}/2027-03-05/index.html").exists()
         assert not (out / f"event/{SLUG}/2027-03-05-1930").exists()
         (content / "events" / f"{SLUG}.yaml").write_text(SERIES)
-        builder.calendar.catalog.refresh([f"events/{SLUG}.yaml"])
+        builder.reader.catalog.refresh([f"events/{SLUG}.yaml"])
         report = builder.build()
         assert report.written and not report.problems, report.problems
     finally:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from schemaorg_check import check
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.site import Builder, Options, build
 from calendar_app.site.meta import shorten
 
@@ -339,7 +339,7 @@ def test_edits_rebuild_like_a_full_build(built: tuple[Path, Path], tmp_path: Pat
                          ("meet.example.org/archives", "meet.example.org/county"),
                          ("cost: Free", "cost: Free\nhide_from_listings: true")):
             event.write_text(event.read_text().replace(old, new))
-            builder.calendar.catalog.refresh([relpath])
+            builder.reader.catalog.refresh([relpath])
             report = builder.build()
             assert report.written and not report.problems
             fresh = f"full-{len(report.written)}"

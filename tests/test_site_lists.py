@@ -198,7 +198,7 @@ def test_incremental_builds_follow_new_months_and_images(tmp_path: Path) -> None
         text = re.sub(r"(?m)^id: \d+$", "id: 9001", text)
         late.write_text(text.replace("slug: jazz-night-march-2027",
                                      "slug: jazz-night-march-2029"))
-        builder.calendar.catalog.refresh(["events/2029/jazz-night-march-2029.yaml"])
+        builder.reader.catalog.refresh(["events/2029/jazz-night-march-2029.yaml"])
         report = builder.build()
         assert not report.problems
         # First pages show the new month in their menu; later pages have no menu.

@@ -223,7 +223,7 @@ def test_rule_edits_under_a_running_builder_match_a_full_build(tmp_path: Path) -
                 text += ("  changes:\n    '2027-03-04 18:00:00':\n"
                          "      venue: magnolia-arts-center\n")
             series.write_text(text.replace(old, new))
-            builder.calendar.catalog.refresh([RELPATH])
+            builder.reader.catalog.refresh([RELPATH])
             report = builder.build()
             assert report.written and not report.problems, report.problems
             if pages is not None:

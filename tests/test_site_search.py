@@ -76,7 +76,7 @@ def test_index_is_signed_like_every_output(tmp_path: Path) -> None:
         event = content / "events/2027/kids-clay-workshop-2027.yaml"
         event.write_text(event.read_text().replace("title: Kids Clay Workshop",
                                                    "title: Kids Pottery Workshop"))
-        builder.calendar.catalog.refresh(["events/2027/kids-clay-workshop-2027.yaml"])
+        builder.reader.catalog.refresh(["events/2027/kids-clay-workshop-2027.yaml"])
         assert INDEX in builder.build().written
         rows = {row[0]: row for row in load_index(tmp_path / "out")["events"]}
         assert rows["event/kids-clay-workshop-2027/"][1] == "Kids Pottery Workshop"

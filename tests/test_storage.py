@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import BASE, git
 
-from calendar_app import create_app
+from calendar_app.app import create_app
 from calendar_app.editorial.fmt import canonical_text
 
 JAZZ_NIGHT = 106

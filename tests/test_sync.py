@@ -31,7 +31,8 @@ from test_reliability_concurrency import (
     wait_for_port,
 )
 
-from calendar_app import create_app, yamlfile
+from calendar_app import yamlfile
+from calendar_app.app import create_app
 from calendar_app.cli import main as cli_main
 from calendar_app.fieldmerge import merge_texts
 from calendar_app.sync import CONFLICTS_DIR, SyncError, SyncSettings, prepare_clone, verify_webhook

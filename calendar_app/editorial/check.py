@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from .. import dates, yamlfile
 from ..catalog import EVENT_LINKS
-from ..content import WHOLE_NUMBER_SETTINGS, setting_number
+from ..findings import ERROR, WARNING, Finding, key_line, value_line
 from ..records import Record, valid_id
 from ..resources import RESOURCES
-from .findings import ERROR, WARNING, Finding, key_line, value_line
+from ..settings import WHOLE_NUMBER_SETTINGS, setting_number
 from .snapshot import Snapshot
 from .validate import FileResult, check_file, suggest
 

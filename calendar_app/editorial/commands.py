@@ -30,10 +30,10 @@ def _content_option(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..sync import conflict_findings
+    from ..conflicts import conflict_findings
+    from ..findings import ERROR
     from . import report, snapshot
     from .check import ParseCache, check_tree
-    from .findings import ERROR
 
     content = args.content or default_content()
     started = time.perf_counter()
@@ -69,7 +69,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _not_canonical(result) -> list:
-    from .findings import WARNING, Finding
+    from ..findings import WARNING, Finding
     from .fmt import FormatError, canonical_text
 
     out = []

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from .. import dates, records, slugs, yamlfile
 from ..fieldtypes import DateTime
+from ..findings import ERROR, WARNING, Finding, key_line
 from ..records import Record, RecordError
 from ..resources import RESOURCES, Resource, yaml_fields
-from .findings import ERROR, WARNING, Finding, key_line
 
 
 @dataclass

@@ -16,10 +16,13 @@ from typing import TextIO
 
 from .. import dates, markup, parallel
 from ..catalog import Catalog, Problem, paused_gc
-from ..content import DEFAULT_SETTINGS, SETTINGS_FILE, WHOLE_NUMBER_SETTINGS, setting_number
-from ..editorial.findings import key_line
+from ..content import SETTINGS_FILE
+from ..findings import key_line
+from ..locations import DEFAULT_BASE_PATH, default_cache_dir
+from ..reader import Reader, open_reader
 from ..records import Record
-from ..wiring import BUNDLED_CONTENT, DEFAULT_BASE_PATH, Calendar, default_cache_dir, open_calendar
+from ..settings import DEFAULT_SETTINGS, WHOLE_NUMBER_SETTINGS, setting_number
+from ..starter import BUNDLED_CONTENT
 from . import feeds, ical, manifest, paths, safety, search, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
@@ -111,14 +114,13 @@ class _Last:
 class Builder:
     """One output folder from one calendar; keep it around to rebuild (--watch)."""
 
-    def __init__(self, options: Options, calendar: Calendar | None = None) -> None:
+    def __init__(self, options: Options) -> None:
         self.options = options
         self.out = Path(options.out).resolve()
-        if calendar is None:  # before the cache folder is made beside it
-            safety.check_content(Path(options.content))
-        cache = options.cache_dir or default_cache_dir(Path(options.content))
-        self.calendar = calendar or _open(Path(options.content), cache, options.now)
-        self.cache_dir = Path(self.calendar.cache_dir)
+        safety.check_content(Path(options.content))  # before the cache folder is made
+        self.cache_dir = Path(options.cache_dir or default_cache_dir(Path(options.content)))
+        # The records and the clock; no index, journal or users: nothing here serves.
+        self.reader: Reader = open_reader(Path(options.content), self.cache_dir, options.now)
         self.env = make_environment(options.templates)
         self._templates_seen = ""
         # VEVENT bytes by event id (with the signature they were made for: base URL,
@@ -140,7 +142,7 @@ class Builder:
         self._last_good: dict[str, set[str]] = {}
 
     def base_url(self) -> str:
-        url = self.options.base_url or str(self.calendar.catalog.settings.get("url") or "")
+        url = self.options.base_url or str(self.reader.catalog.settings.get("url") or "")
         url = url or "http://localhost/"
         return url.rstrip("/") + "/"
 
@@ -148,7 +150,7 @@ class Builder:
     def build(self) -> Report:
         started = time.perf_counter()
         report = Report()
-        catalog = self.calendar.catalog
+        catalog = self.reader.catalog
         with catalog.lock:
             report.problems = sorted([*catalog.problems.values(), *setting_problems(catalog)],
                                      key=lambda p: p.path)
@@ -166,9 +168,9 @@ class Builder:
         return report
 
     def _build(self, report: Report) -> None:
-        catalog = self.calendar.catalog
+        catalog = self.reader.catalog
         base_url = self.base_url()
-        now = self.calendar.clock()
+        now = self.reader.clock()
         fingerprints = self._fingerprints(catalog)
         site_tz = dates.zone(str(catalog.settings.get("timezone") or "UTC"))
         today = dates.from_utc(now.astimezone(dt.UTC).replace(tzinfo=None), site_tz).date()
@@ -340,7 +342,8 @@ class Builder:
         outputs = [last.outputs[i] for i in wanted]
         # Lists snapshots answer from the whole catalog, the sitemap has every `modified`.
         if self.lists is not None:
-            outputs += self.lists.outputs(_catalog_digest(fingerprints), now_utc.isoformat())
+            outputs += self.lists.outputs(self.reader, _catalog_digest(fingerprints),
+                                          now_utc.isoformat())
         last.outputs[-1] = feeds.sitemap(last.pages, last.outputs[:-1])
         outputs.append(last.outputs[-1])
         return outputs
@@ -416,8 +419,9 @@ class Builder:
         yield from self._ical(model, pages)
         yield from single_outputs(model)
         if self.lists is None:
-            self.lists = ListSnapshots(self.calendar, pages.base_url)
-        yield from self.lists.outputs(_catalog_digest(fingerprints), model.now_utc.isoformat())
+            self.lists = ListSnapshots(pages.base_url)
+        yield from self.lists.outputs(self.reader, _catalog_digest(fingerprints),
+                                      model.now_utc.isoformat())
 
     # -- iCalendar ---------------------------------------------------------------------
     def _ical(self, model: SiteModel, pages: Pages) -> Iterator[Output]:
@@ -472,9 +476,6 @@ class Builder:
     def close(self) -> None:
         self.vevents.save()
         self.renderings.save()
-        close = getattr(self.calendar, "close", None)
-        if close is not None:
-            close()
 
 
 log = logging.getLogger(__name__)
@@ -570,12 +571,6 @@ def _catalog_digest(fingerprints: dict[int, bytes]) -> str:
 def _api_public_url(catalog: Catalog, base_url: str) -> str:
     """The permalink base the live API uses with SITE_URL = base_url (api.public_url)."""
     return str(catalog.settings.get("url") or base_url)
-
-
-def _open(content: Path, cache: Path, now: dt.datetime | None) -> Calendar:
-    # A build needs neither a watcher nor a background search indexer.
-    return open_calendar(content, cache / "no-users.yaml", cache, now, watch=False,
-                         index_in_background=False)
 
 
 def build(options: Options) -> Report:

@@ -15,10 +15,11 @@ from collections.abc import Iterator
 
 from .. import lists
 from ..errors import ApiError
+from ..locations import DEFAULT_BASE_PATH
+from ..reader import Reader
 from ..records import Record
 from ..represent import Representer, dumps
 from ..resources import RESOURCES
-from ..wiring import DEFAULT_BASE_PATH, Calendar
 from . import paths
 from .model import PUBLISHED, SiteModel
 from .pages import event_deps, media_stamp
@@ -83,25 +84,24 @@ class ListSnapshotError(RuntimeError):
 
 class ListSnapshots:
     """Default list pages, answered by the code that answers them live
-    (`lists.answer`), from the builder's calendar, for an anonymous reader of the
+    (`lists.answer`), from the builder's reader, for an anonymous reader of the
     interface at the site's address."""
 
-    def __init__(self, calendar: Calendar, site_url: str) -> None:
-        self.calendar = calendar
+    def __init__(self, site_url: str) -> None:
         self.site_url = site_url
 
-    def outputs(self, catalog_digest: str, now_key: str) -> Iterator[Output]:
+    def outputs(self, reader: Reader, catalog_digest: str, now_key: str) -> Iterator[Output]:
         for collection in RESOURCES:
             path = f"{paths.REST_DIR}{collection}.json"
             yield Output(path, (), f"list {catalog_digest} {now_key}",
-                         lambda c=collection: self._get(c), kind="json-list")
+                         lambda c=collection: self._get(reader, c), kind="json-list")
 
-    def _get(self, collection: str) -> bytes:
-        catalog = self.calendar.catalog
+    def _get(self, reader: Reader, collection: str) -> bytes:
+        catalog = reader.catalog
         # As `api.public_url` and `api.rest_root` with SITE_URL = the site's address.
         public = str(catalog.settings.get("url") or self.site_url)
         rep = Representer(catalog, public, self.site_url.rstrip("/") + DEFAULT_BASE_PATH)
-        ctx = lists.Context(self.calendar, catalog.current, rep, None)
+        ctx = lists.Context(reader, catalog.current, rep, None)
         try:
             answer = lists.answer(ctx, RESOURCES[collection], {})
         except ApiError as exc:

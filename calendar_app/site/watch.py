@@ -17,7 +17,7 @@ DEBOUNCE = 0.2  # seconds of quiet before rebuilding: one save is several events
 
 def watch(builder: Builder, on_report: Callable[[Report], object],
           stop: threading.Event | None = None) -> None:
-    catalog = builder.calendar.catalog
+    catalog = builder.reader.catalog
     rebuild = threading.Event()
 
     def content_changed(paths: set[str], rescan: bool) -> None:

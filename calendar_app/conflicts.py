@@ -1,0 +1,38 @@
+"""Conflict records: our side of what a sync's merge replaced, kept in the tree under
+`.calendar/conflicts/` until someone decides (written by `sync`, reported by `check` and
+`sync status`). Reading them needs neither git nor the network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import yamlfile
+from .findings import WARNING, Finding
+
+CONFLICTS_DIR = ".calendar/conflicts"
+
+
+def conflict_records(content: Path) -> dict[str, dict]:
+    """Conflict records in a content tree: relpath -> its mapping (unreadable: {})."""
+    folder = Path(content) / CONFLICTS_DIR
+    found: dict[str, dict] = {}
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
+        try:
+            found[f"{CONFLICTS_DIR}/{path.name}"] = yamlfile.load(path.read_bytes())
+        except (OSError, yamlfile.YamlError):
+            found[f"{CONFLICTS_DIR}/{path.name}"] = {}
+    return found
+
+
+def conflict_findings(content: Path) -> list[Finding]:
+    """What `check` reports: one warning per conflict record left to decide."""
+    findings = []
+    for relpath, record in conflict_records(content).items():
+        what = ", ".join(record.get("keys") or {}) or (
+            "the whole file (deleted on our side)" if record.get("ours_deleted")
+            else "the whole file")
+        findings.append(Finding(
+            relpath, 0, 0, WARNING, "sync-conflict",
+            f"{record.get('record', '?')}: the remote's {what} replaced ours; our values "
+            "are in this file: apply what should stay, then delete it"))
+    return findings
