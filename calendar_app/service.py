@@ -706,7 +706,7 @@ def _kept(name: str, local: dt.datetime) -> dt.datetime:
 @dataclass
 class _BodyContext:
     """What the field types read from the calendar while checking one request body
-    (fieldtypes.RequestContext): `record` is the one updated, None on create."""
+    (fieldbase.RequestContext): `record` is the one updated, None on create."""
 
     service: Service
     resource: Resource
