@@ -6,8 +6,9 @@ served by the app, written by the builder and compared with the plugin's capture
 
 Write arguments and request bodies are derived from the resource descriptions in
 `resources.py`, so a field added there shows up in discovery by itself. What is *not*
-derivable (the plugin's wording of list parameters, argument order, which arguments
-declare a `default`, response texts) is kept here as tables copied from the captures.
+derivable is copied from the captures: the facts of each resource (argument and member
+order, which arguments declare a `default`, response texts) sit on its description in
+`resources.py`, the route arguments and shared schemas here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .fieldbase import INT_ITEMS as _INT_ITEMS
-from .resources import RESOURCES, Field, Resource
+from .resources import RESOURCES, Field, Member, Resource
 
 NAMESPACE = "tribe/events/v1"
 
@@ -251,34 +252,7 @@ def _index_arg(param: Param, defaults: Mapping[str, Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------- write arguments
 
-# The plugin's argument order on write endpoints; fields of ours it lacks follow, in
-# resources.py order (see `_write_fields`).
-_WRITE_ORDER: dict[str, tuple[str, ...]] = {
-    "events": ("author", "date", "date_utc", "title", "description", "slug", "excerpt",
-               "status", "timezone", "all_day", "start_date", "end_date", "image", "cost",
-               "website", "show_map", "show_map_link", "hide_from_listings", "sticky",
-               "featured", "categories", "tags", "venue", "organizer"),
-    "venues": ("author", "date", "date_utc", "venue", "description", "status", "show_map",
-               "show_map_link", "address", "city", "country", "province", "state", "zip",
-               "phone", "stateprovince", "website", "image"),
-    "organizers": ("author", "date", "date_utc", "organizer", "description", "status",
-                   "phone", "website", "email", "image"),
-    "categories": ("name", "description", "slug", "parent"),
-    "tags": ("name", "description", "slug"),
-}
-
-# Defaults the plugin *declares* on write arguments. Shown only: we never apply them,
-# since our updates are partial (an omitted field keeps its value).
-_VENUE_NULLS = ("description", "show_map", "show_map_link", "address", "city", "country",
-                "province", "state", "zip", "phone", "stateprovince", "website", "image")
-_SHOWN_WRITE_DEFAULTS: dict[str, dict[str, object]] = {
-    "events": {"all_day": False, "website": None, "categories": None, "tags": None,
-               "venue": None, "organizer": None},
-    "venues": dict.fromkeys(_VENUE_NULLS),
-    "organizers": dict.fromkeys(_WRITE_ORDER["organizers"]),
-}
-
-# The plugin prints write arguments with `default` first for events, after `type` else.
+# Key orders of write arguments (`Resource.write_default_first` picks one).
 _WRITE_KEYS_DEFAULT_FIRST = ("default", "type", "items", "description")
 _WRITE_KEYS_TYPE_FIRST = ("type", "default", "items", "description")
 
@@ -288,7 +262,7 @@ def _sentence(text: str) -> str:
 
 
 def _write_fields(resource: Resource) -> tuple[Field, ...]:
-    order = _WRITE_ORDER.get(resource.name, ())
+    order = resource.write_order
     writable = {f.name: f for f in resource.writable_fields}
     known = tuple(writable[n] for n in order if n in writable)
     return known + tuple(f for f in resource.writable_fields if f.name not in order)
@@ -296,8 +270,8 @@ def _write_fields(resource: Resource) -> tuple[Field, ...]:
 
 def write_args(resource: Resource, create: bool) -> dict[str, dict[str, Any]]:
     """Body arguments of a create (`create=True`) or update endpoint, from the fields."""
-    shown = _SHOWN_WRITE_DEFAULTS.get(resource.name, {})
-    keys = _WRITE_KEYS_DEFAULT_FIRST if resource.name == "events" else _WRITE_KEYS_TYPE_FIRST
+    shown = resource.shown_write_defaults
+    keys = _WRITE_KEYS_DEFAULT_FIRST if resource.write_default_first else _WRITE_KEYS_TYPE_FIRST
     out: dict[str, dict[str, Any]] = {}
     for f in _write_fields(resource):
         type_, items = f.type.wp_argument()
@@ -491,134 +465,43 @@ _FIXED_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def _lineage(noun: str) -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string"},
-            "description": f"An Array containing the lineage of where this {noun} comes "
-                           f"from, this should not change after the {noun} is created."}
-
-
-def _details(what: str) -> dict[str, Any]:
-    return _prop("array", f"An array of each component of the event {what}",
-                 items=_ref("DateDetails"))
-
-
-def _post_derived(noun: str, lineage_noun: str) -> dict[str, dict[str, Any]]:
-    """Representation members of events, venues and organizers that are no field."""
-    return {
-        "global_id": _prop("string",
-                           f"The {noun} ID used to globally identify in Event Aggregator"),
-        "global_id_lineage": _lineage(lineage_noun),
-        "modified_utc": _prop("string", f"The {noun} last modification date in UTC time"),
-        "url": _prop("string", f"The URL to the {noun} page"),
-    }
-
-
-# Members computed by the representation (not fields of resources.py), per schema.
-_DERIVED: dict[str, dict[str, dict[str, Any]]] = {
-    "events": _post_derived("event", "event") | {
-        "rest_url": _prop("string", "The TEC REST API link to fetch this event"),
-        "start_date_details": _details("start date"),
-        "end_date_details": _details("end date"),
-        "utc_start_date": _prop("string", "The event start date in UTC time"),
-        "utc_start_date_details": _details("start date in UTC time"),
-        "utc_end_date": _prop("string", "The event end date in UTC time"),
-        "utc_end_date_details": _details("end date in UTC time"),
-        "timezone_abbr": _prop("string", "The abbreviated event time zone string"),
-        "cost_details": _prop("array", "The event cost details", items=_ref("CostDetails")),
-    },
-    # Quirk kept: the plugin's venue lineage text speaks of an organizer.
-    "venues": _post_derived("venue", "organizer"),
-    "organizers": _post_derived("organizer", "organizer"),
-}
-
-# Member order of each schema as the plugin documents it; fields missing here follow.
-_SCHEMA_ORDER: dict[str, tuple[str, ...]] = {
-    "events": ("id", "global_id", "global_id_lineage", "author", "date", "date_utc",
-               "modified", "modified_utc", "status", "url", "rest_url", "title",
-               "description", "excerpt", "slug", "image", "all_day", "start_date",
-               "start_date_details", "end_date", "end_date_details", "utc_start_date",
-               "utc_start_date_details", "utc_end_date", "utc_end_date_details", "timezone",
-               "timezone_abbr", "cost", "cost_details", "website", "show_map",
-               "show_map_link", "hide_from_listings", "sticky", "featured", "categories",
-               "tags", "venue", "organizer"),
-    "venues": ("id", "global_id", "global_id_lineage", "author", "date", "date_utc",
-               "modified", "modified_utc", "status", "url", "venue", "description",
-               "excerpt", "slug", "image", "show_map", "show_map_link", "address", "city",
-               "country", "province", "state", "zip", "phone", "website", "stateprovince",
-               "geo_lat", "geo_lng"),
-    "organizers": ("id", "global_id", "global_id_lineage", "author", "date", "date_utc",
-                   "modified", "modified_utc", "status", "url", "organizer", "description",
-                   "excerpt", "slug", "image", "phone", "website", "email"),
-}
-
-# Stored fields the representation folds into another member (cost_details).
-# `recurrence` is shown on recurring events only, as with the plugin's Pro add-on: the
-# plugin's own Event schema stays as it is.
-_NOT_REPRESENTED = {"events": ("currency_symbol", "currency_position", "currency_code",
-                               "recurrence")}
-
-_SCHEMA_NAMES = {"events": "Event", "venues": "Venue", "organizers": "Organizer",
-                 "categories": "Term", "tags": "Term"}
+def _member_property(m: Member) -> dict[str, Any]:
+    """A representation member that is no field. The plugin prints a list of plain
+    values with `items` before the description, a list of objects after it."""
+    desc = _sentence(m.description)
+    if not m.items:
+        return _prop(m.type, desc)
+    if m.items[:1].isupper():  # a schema name
+        return _prop(m.type, desc, items=_ref(m.items))
+    return {"type": m.type, "items": {"type": m.items}, "description": desc}
 
 
 def _field_property(f: Field) -> dict[str, Any]:
     """A field as a member of the read representation."""
-    return f.type.openapi(_sentence(f.description), _SCHEMA_NAMES)
+    return f.type.openapi(_sentence(f.description))
 
 
 def _resource_schema(resource: Resource) -> dict[str, Any]:
-    derived = _DERIVED.get(resource.name, {})
-    skip = _NOT_REPRESENTED.get(resource.name, ())
-    order = _SCHEMA_ORDER.get(resource.name, ())
+    derived = {m.name: m for m in resource.derived}
+    skip = resource.not_represented
+    order = resource.schema_order
     names = [n for n in order if n in derived or resource.field(n)]
     names += [f.name for f in resource.fields if f.name not in order and f.name not in skip]
     props = {}
     for n in names:
         f = resource.field(n)
-        props[n] = _field_property(f) if f is not None else derived[n]
+        props[n] = _field_property(f) if f is not None else _member_property(derived[n])
     return {"type": "object", "properties": props}
 
 
 def _schemas() -> dict[str, Any]:
     out = {name: {"type": "object", "properties": props}
            for name, props in _FIXED_SCHEMAS.items()}
-    for rname in ("events", "venues", "organizers"):
-        out[_SCHEMA_NAMES[rname]] = _resource_schema(RESOURCES[rname])
+    for resource in RESOURCES.values():
+        if not resource.is_term:  # terms share the fixed `Term` schema
+            out[resource.schema_name] = _resource_schema(resource)
     return out
 
-
-@dataclass(frozen=True)
-class _Wording:
-    """How the plugin's response texts name a resource."""
-
-    noun: str  # "event"
-    article: str  # "An"
-    plural: str  # "events"
-    id_kind: str  # "post ID" / "term ID"
-    not_found_by: str  # what "... with the specified X does not exist." says
-    list_found: str  # 200 of the list
-    list_missing: str = "The requested page was not found."
-    readable_403: bool = True  # reads can be refused (posts), terms are always public
-    documents_update: bool = True  # the plugin forgot the 200 of organizer updates
-    partial_note: bool = True  # our partial updates differ from the plugin's (design.md)
-
-
-_WORDING = {
-    "events": _Wording("event", "An", "events", "post ID", "ID",
-                       "Returns all the upcoming events matching the search criteria"),
-    "venues": _Wording("venue", "A", "venues", "post ID", "post ID",
-                       "Returns all the venues matching the search criteria"),
-    "organizers": _Wording("organizer", "An", "organizers", "post ID", "event",
-                           "Returns all the organizers matching the search criteria",
-                           documents_update=False),
-    "categories": _Wording("event category", "An", "event categories", "term ID", "term ID",
-                           "Returns all the event categories matching the search criteria",
-                           readable_403=False, partial_note=False),
-    "tags": _Wording("event tag", "An", "event tags", "term ID", "term ID",
-                     "Returns all the event tags matching the search criteria",
-                     "No event tags match the query or the requested page was not found.",
-                     readable_403=False, partial_note=False),
-}
 
 PARTIAL_UPDATE_NOTE = (
     "Updates are partial: fields left out of the request keep their current values."
@@ -650,12 +533,9 @@ def _body_property(arg: Mapping[str, Any]) -> dict[str, Any]:
     return {"description": arg["description"], "type": arg.get("type") or "string"}
 
 
-# The plugin documents organizer and category bodies with their path arguments first.
-_BODY_WITH_PATH = {"organizers", "categories"}
-
-
-def _single_ops(resource: Resource, kind: str, w: _Wording) -> dict[str, Any]:
-    schema = _ref(_SCHEMA_NAMES[resource.name])
+def _single_ops(resource: Resource, kind: str) -> dict[str, Any]:
+    w = resource.wording
+    schema = _ref(resource.schema_name)
     path_params = SINGLE_ARGS[resource.name][kind]
     params = [_doc_param(p, "path") for p in path_params]
     spec_id = "ID" if w.id_kind == "post ID" else "term ID"
@@ -670,7 +550,7 @@ def _single_ops(resource: Resource, kind: str, w: _Wording) -> dict[str, Any]:
                                  "does not exist."}
 
     body = write_args(resource, create=True)
-    if resource.name in _BODY_WITH_PATH:
+    if resource.body_with_path:
         body = _merge({p.name: _index_arg(p, {}) for p in path_params}, body)
     post: dict[str, Any] = {}
     if w.documents_update:
@@ -706,9 +586,9 @@ def _single_ops(resource: Resource, kind: str, w: _Wording) -> dict[str, Any]:
     }
 
 
-def _list_op(resource: Resource, w: _Wording) -> dict[str, Any]:
-    items = {"title": resource.name, "type": "array",
-             "items": _ref(_SCHEMA_NAMES[resource.name])}
+def _list_op(resource: Resource) -> dict[str, Any]:
+    w = resource.wording
+    items = {"title": resource.name, "type": "array", "items": _ref(resource.schema_name)}
     return {"get": {
         "parameters": [_doc_param(p, "query") for p in LIST_PARAMS[resource.name]
                        if not p.ours],
@@ -734,12 +614,11 @@ def openapi_document(server_url: str, defaults: Mapping[str, Any] | None = None)
         "description": "Returns the documentation for The Events Calendar REST API in "
                        "Swagger consumable format."}}}}}
     for resource in RESOURCES.values():
-        w = _WORDING[resource.name]
         base = f"/{resource.name}"
-        paths[base] = _list_op(resource, w)
-        paths[base + "/{id}"] = _single_ops(resource, "id", w)
+        paths[base] = _list_op(resource)
+        paths[base + "/{id}"] = _single_ops(resource, "id")
         if resource.by_slug:
-            paths[base + "/by-slug/{slug}"] = _single_ops(resource, "slug", w)
+            paths[base + "/by-slug/{slug}"] = _single_ops(resource, "slug")
     return {
         "openapi": "3.0.0",
         "info": {

@@ -87,9 +87,8 @@ class FieldType:
     def json_description(self, description: str) -> str:
         return description[:1].upper() + description[1:]
 
-    def openapi(self, description: str, schema_names: Mapping[str, str]) -> dict[str, Any]:
-        """The field as a member of the read representation in `/doc`; `schema_names`:
-        collection -> its schema there."""
+    def openapi(self, description: str) -> dict[str, Any]:
+        """The field as a member of the read representation in `/doc`."""
         return {"type": self.arg_type or "string", "description": description}
 
     def wp_argument(self) -> tuple[str, Mapping[str, str] | None]:

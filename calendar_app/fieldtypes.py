@@ -170,7 +170,7 @@ class Number(FieldType):
     def json_schema(self) -> dict:
         return {"type": "number"}
 
-    def openapi(self, description: str, schema_names: Mapping[str, str]) -> dict[str, Any]:
+    def openapi(self, description: str) -> dict[str, Any]:
         return {"type": "number", "format": "double", "description": description}
 
 
@@ -360,7 +360,7 @@ class Image(FieldType):
             return path
         raise errors.invalid({name: INVALID})
 
-    def openapi(self, description: str, schema_names: Mapping[str, str]) -> dict[str, Any]:
+    def openapi(self, description: str) -> dict[str, Any]:
         return {"type": "object", "description": description,
                 "$ref": "#/components/schemas/Image"}
 
@@ -381,9 +381,9 @@ class Link(FieldType):
     def json_description(self, description: str) -> str:
         return f"Slug of the {_resource(self.target).singular}"  # files link by slug
 
-    def openapi(self, description: str, schema_names: Mapping[str, str]) -> dict[str, Any]:
+    def openapi(self, description: str) -> dict[str, Any]:
         return {"type": "object", "description": description,
-                "$ref": f"#/components/schemas/{schema_names[self.target]}"}
+                "$ref": f"#/components/schemas/{_resource(self.target).schema_name}"}
 
     def wp_argument(self) -> tuple[str, Mapping[str, str] | None]:
         # A parent term is one id; a venue may be an id, a list or an object, which the
@@ -425,8 +425,8 @@ class Links(FieldType):
     def json_description(self, description: str) -> str:
         return f"Slugs of the {self.target}"
 
-    def openapi(self, description: str, schema_names: Mapping[str, str]) -> dict[str, Any]:
-        ref = {"$ref": f"#/components/schemas/{schema_names[self.target]}"}
+    def openapi(self, description: str) -> dict[str, Any]:
+        ref = {"$ref": f"#/components/schemas/{_resource(self.target).schema_name}"}
         return {"type": "array", "description": description, "items": ref}
 
 
@@ -463,7 +463,7 @@ class Names(FieldType):
         name = {"type": "string", "minLength": 1}
         return {"anyOf": [name, {"type": "array", "items": name}]}
 
-    def openapi(self, description: str, schema_names: Mapping[str, str]) -> dict[str, Any]:
+    def openapi(self, description: str) -> dict[str, Any]:
         return {"type": "array", "description": description, "items": dict(STRING_ITEMS)}
 
 
@@ -513,10 +513,25 @@ class Recurrence(FieldType):
     arg_type = ""  # an RRULE text or the file's block as an object
 
     def from_file(self, value: object, key: str) -> object:
+        """The block (recurrence.normalize), each field of a `changes` entry held to the
+        rules of the event's own field of that name: an occurrence's website is an
+        event's website."""
         try:
-            return recurrence.normalize(value)
+            block = recurrence.normalize(value)
         except recurrence.RecurrenceError as exc:
             raise RecordError(exc.message, key, exc.at) from None
+        events = _resource("events")
+        for when, change in block.get("changes", {}).items():
+            for name, item in change.items():
+                if name == "cancelled":
+                    continue
+                field = events.field(name)
+                try:
+                    change[name] = field.type.from_file(item, field.yaml_key)
+                except RecordError as exc:
+                    raise RecordError(f"recurrence changes {when}: {exc.message}", key,
+                                      f"{name}:") from None
+        return block
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         if raw is None or raw == "":
@@ -524,8 +539,8 @@ class Recurrence(FieldType):
         if not isinstance(raw, str | dict):
             raise errors.wrong_type(name, "object")
         try:
-            return recurrence.normalize(raw)
-        except recurrence.RecurrenceError as exc:
+            return self.from_file(raw, name)
+        except RecordError as exc:
             raise errors.invalid({name: exc.message}) from None
 
     def json_schema(self) -> dict:

@@ -44,7 +44,7 @@ from whoosh.fields import COLUMN, ID, FieldType, Schema
 from . import textsearch
 from .catalog import Catalog, CatalogVersion, paused_gc
 from .records import Record
-from .resources import RESOURCES
+from .resources import EVENTS, RESOURCES
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +69,8 @@ def text_fields() -> dict[str, tuple[str, ...]]:
 
 
 TEXT_FIELDS = text_fields()
-# What `/events?search=` looks in (WordPress: title, excerpt, content).
-EVENT_SEARCH_FIELDS = ("title", "excerpt", "description")
+# What `/events?search=` looks in.
+EVENT_SEARCH_FIELDS = EVENTS.search_fields
 
 
 class Words(FieldType):

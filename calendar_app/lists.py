@@ -506,12 +506,6 @@ def _within(lat: np.ndarray, lng: np.ndarray, lat0: float, lng0: float,
         return dist <= radius_km
 
 
-_LINKED_SEARCH = {"venues": ("venue", "description", "excerpt", "address", "city", "province",
-                             "state", "stateprovince", "zip", "phone"),
-                  "organizers": ("organizer", "description", "excerpt", "phone", "email",
-                                 "website")}
-
-
 def _select_linked_posts(q: Query) -> list[int]:
     """Venues or organizers: in-memory filters (hundreds to a few thousand records)."""
     reader, catalog = q.ctx.reader, q.ctx.view
@@ -520,7 +514,7 @@ def _select_linked_posts(q: Query) -> list[int]:
     records = [r for r in catalog.all(name) if _readable(q, r)]
     if "search" in v:
         words = [w for w in re.split(r"[^\w-]+", v["search"].lower()) if w]
-        fields = _LINKED_SEARCH[name]
+        fields = q.resource.search_fields
         records = [r for r in records if any(
             all(w in str(r.data.get(f) or "").lower() for w in words) for f in fields)]
     if "event" in v:

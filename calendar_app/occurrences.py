@@ -46,11 +46,14 @@ class Listed:
 
 def expanded(record: Record, settings: dict, today: dt.date) -> tuple[recurrence.Occurrence,
                                                                       ...]:
-    """Every occurrence of a recurring event up to the horizon (cancelled included)."""
+    """Every occurrence of a recurring event up to the horizon (cancelled included): the
+    horizon days after today, or after the series' start when that is later."""
     block = record.data.get("recurrence")
     if not block:
         return ()
-    until = recurrence.horizon(settings, today)
+    # Counted from the series' first date when that is later: a series starting past
+    # today's horizon is listed from its start, as a single event on that day is.
+    until = recurrence.horizon(settings, max(today, record.data["start_date"].date()))
     zone_name = str(record.get("timezone") or settings.get("timezone") or "UTC")
     cached = record.expansion
     if cached is not None and cached[0] == until and cached[1] == zone_name:

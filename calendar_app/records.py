@@ -12,7 +12,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from . import recurrence, slugs
+from . import dates, recurrence, slugs
 from .fieldbase import RecordError
 from .ids import MAX_ID, MAX_JSON_ID, OCCURRENCE_BASE, OCCURRENCE_SLOTS, valid_id  # noqa: F401
 from .resources import RESOURCES, Field, Resource, yaml_fields
@@ -127,7 +127,8 @@ def from_file(collection: str, raw: dict, path: str) -> Record:
         raise RecordError("end_date is before start_date", "end_date")
     if "recurrence" in data:
         try:
-            recurrence.validate(data["recurrence"], data["start_date"])
+            zone = dates.zone(data["timezone"]) if data.get("timezone") else None
+            recurrence.validate(data["recurrence"], data["start_date"], zone)
         except recurrence.RecurrenceError as exc:
             raise RecordError(exc.message, "recurrence", exc.at) from None
     return Record(collection, data, path)

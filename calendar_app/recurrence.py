@@ -16,7 +16,9 @@ horizon. docs/recurring-events.md explains the choices.
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from dateutil import rrule as du
@@ -34,6 +36,9 @@ CHANGE_KEYS = ("cancelled", "start_date", "end_date", "title", "venue", "excerpt
 # default two-year horizon has 731.
 MAX_OCCURRENCES = 5000
 _FURTHEST = dt.timedelta(days=36525)  # exceptions this far after the start are refused
+# The Gregorian calendar (leap years, weekdays, week numbers) repeats every 400 years:
+# a rule moved by whole cycles gives the same dates moved by as much.
+_CYCLE_YEARS = 400
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_CODES = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
@@ -43,6 +48,9 @@ _UNITS = {"day": "DAILY", "week": "WEEKLY", "month": "MONTHLY", "year": "YEARLY"
 _FREQ_UNITS = {v: k for k, v in _UNITS.items()}
 # Sub-daily rules make no sense for a calendar of events and would flood the lists.
 _FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
+# Rule parts RFC 5545 allows with some frequencies only (see _walk for BYSETPOS).
+_PART_FREQS = {"byweekno": ("YEARLY",), "byyearday": ("YEARLY",),
+               "bymonthday": ("DAILY", "MONTHLY", "YEARLY"), "bysetpos": ("MONTHLY", "YEARLY")}
 _EVERY = re.compile(r"(?:(\d+)\s+)?(day|week|month|year)s?")
 _NTH_DAY = re.compile(r"(first|second|third|fourth|fifth|last)\s+(\w+)")
 _UNTIL_UTC = re.compile(r"(UNTIL=)(\d{8}T\d{6})Z", re.IGNORECASE)
@@ -72,15 +80,23 @@ class Occurrence:
 # ------------------------------------------------------------------ the block
 def _when(value: object, key: str) -> dt.datetime:
     if isinstance(value, dt.datetime):
-        return value.replace(tzinfo=None, microsecond=0)
+        return _kept(value.replace(tzinfo=None, microsecond=0), key, value)
     if isinstance(value, dt.date):
-        return dt.datetime(value.year, value.month, value.day)
+        return _kept(dt.datetime(value.year, value.month, value.day), key, value)
     if isinstance(value, str):
         parsed = dates.parse_file_time(value)
         if parsed is not None:
-            return parsed
+            return _kept(parsed, key, value)
     raise RecurrenceError(f"recurrence {key}: {value!r} is not a date like "
                           f"2027-03-05 19:30:00", key, str(value))
+
+
+def _kept(when: dt.datetime, key: str, at: object) -> dt.datetime:
+    """`when` if the calendar keeps such dates (the range of event dates)."""
+    if not dates.representable(when):
+        raise RecurrenceError(f"recurrence {key}: {dates.fmt(when)} is outside the dates "
+                              f"the calendar keeps ({dates.KEPT_RANGE})", key, str(at))
+    return when
 
 
 def _dates(value: object, key: str) -> list[dt.datetime]:
@@ -106,7 +122,13 @@ def parse_rule(text: str, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
     """One RRULE on wall times from `start`. An UNTIL in UTC (`...Z`, as RFC 5545 wants
     with a zoned DTSTART) is turned into the zone's wall time first."""
     def local_until(match: re.Match) -> str:
-        utc = dt.datetime.strptime(match.group(2), "%Y%m%dT%H%M%S")
+        try:
+            utc = dt.datetime.strptime(match.group(2), "%Y%m%dT%H%M%S")
+        except ValueError:
+            utc = None
+        if utc is None or not dates.representable(utc):  # 9999-12-31 in UTC+14: overflow
+            raise RecurrenceError(f"recurrence rrule: {text!r}: UNTIL is not a date the "
+                                  f"calendar keeps ({dates.KEPT_RANGE})", "rrule", text)
         local = dates.from_utc(utc, zone) if zone is not None else utc
         return match.group(1) + local.strftime("%Y%m%dT%H%M%S")
 
@@ -116,20 +138,49 @@ def parse_rule(text: str, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
                               f"start_date is its start", "rrule", text)
     try:
         rule = du.rrulestr(plain, dtstart=start, cache=False)
-    except (ValueError, TypeError, KeyError, IndexError) as exc:
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         raise RecurrenceError(f"recurrence rrule: {text!r} is not an RFC 5545 rule "
                               f"({exc})", "rrule", text) from None
     if not isinstance(rule, du.rrule):
         raise RecurrenceError(f"recurrence rrule: {text!r} must be a single rule", "rrule",
                               text)
-    if not _can_occur(rule):
-        raise RecurrenceError(f"recurrence rrule: {text!r} gives no date (no such day in "
-                              f"those months)", "rrule", text)
     freq = du.FREQNAMES[rule._freq]
     if freq not in _FREQS:
         raise RecurrenceError(f"recurrence rrule: FREQ={freq} is not supported (events "
                               f"repeat daily at most often)", "rrule", text)
+    refused = _refused_part(rule)
+    if refused:
+        raise RecurrenceError(f"recurrence rrule: {text!r}: {refused}", "rrule", text)
+    if not _can_occur(rule):
+        raise RecurrenceError(f"recurrence rrule: {text!r} gives no date (no such day in "
+                              f"those months)", "rrule", text)
     return rule
+
+
+def _refused_part(rule: du.rrule) -> str:
+    """Why a parsed rule cannot be used ("" when it can). dateutil takes all of these and
+    then yields one date forever (INTERVAL=0), fails while expanding, or gives many
+    occurrences a day."""
+    given = rule._original_rule
+    if rule._interval < 1:
+        return "INTERVAL must be 1 or more"
+    if rule._count is not None and rule._count < 1:
+        return "COUNT must be 1 or more"
+    if any(given.get(part) is not None for part in ("byhour", "byminute", "bysecond")):
+        return ("BYHOUR, BYMINUTE and BYSECOND are not supported: an event occurs once a day "
+                "at most, at its start_date's time")
+    if given.get("byeaster") is not None:
+        return "BYEASTER is not part of RFC 5545"
+    # RFC 5545 (3.3.10) allows these parts with some frequencies only; dateutil takes
+    # them with all, but walks DAILY and WEEKLY rules with them a day or week at a time.
+    for part, freqs in _PART_FREQS.items():
+        if given.get(part) and du.FREQNAMES[rule._freq] not in freqs:
+            return f"{part.upper()} needs FREQ={' or '.join(freqs)}"
+    if any(not 1 <= m <= 12 for m in rule._bymonth or ()):
+        return "BYMONTH takes months 1 to 12"
+    if rule._until is not None and not dates.representable(rule._until):
+        return f"UNTIL is outside the dates the calendar keeps ({dates.KEPT_RANGE})"
+    return ""
 
 
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -261,11 +312,10 @@ def _changes(value: object) -> dict:
                                           f"true or false", "changes", f"{name}:")
             elif name in ("start_date", "end_date"):
                 item = _when(item, "changes")
-            elif isinstance(item, dict | list | bool) or item is None:
-                raise RecurrenceError(f"recurrence changes {key}: {name} must be text",
+            elif item is None:
+                raise RecurrenceError(f"recurrence changes {key}: {name} needs a value",
                                       "changes", f"{name}:")
-            else:
-                item = str(item)
+            # the other fields are the event's own: the Recurrence field type checks them
             fields[name] = item
         out[key] = fields
     return dict(sorted(out.items()))
@@ -301,39 +351,117 @@ def is_endless(block: dict, start: dt.datetime) -> bool:
                for t in rule_texts(block))
 
 
-def _ruleset(block: dict, start: dt.datetime, zone: dt.tzinfo | None,
-             with_exdates: bool = True) -> du.rruleset:
-    rules = du.rruleset(cache=False)
+def _rule_dates(block: dict, start: dt.datetime, last: dt.datetime,
+                zone: dt.tzinfo | None) -> Iterator[dt.datetime]:
+    """The block's dates up to `last` in order, each once, excluded ones included: the
+    start (RFC 5545: DTSTART is always the first instance), the rules' dates, `rdate`."""
+    rules = [parse_rule(text, start, zone) for text in rule_texts(block)]
+    if last < start:
+        return
+    extra = sorted({start, *block.get("rdate", ())})
+    previous = None
+    for when in heapq.merge(extra, *(_walk(rule, last) for rule in rules)):
+        if when > last:
+            return
+        if when != previous:
+            yield when
+            previous = when
+
+
+def _walk(rule: du.rrule, last: dt.datetime) -> Iterator[dt.datetime]:
+    """The rule's dates up to `last`, in order, with dateutil's search bounded.
+
+    dateutil looks for a rule's next date up to the year 9999, seconds for a rule that
+    has no more (BYYEARDAY=366;BYMONTH=1). So the rule is moved forward by whole 400-year
+    cycles, to where the year 9999 comes at most 400 years after `last`, and DAILY and
+    WEEKLY rules are walked a year at a time (`_by_year`). The work is thus bounded by
+    the days from the start to `last`, plus 400 yearly or 4,800 monthly steps."""
+    shift = (dt.MAXYEAR - 1 - last.year) // _CYCLE_YEARS * _CYCLE_YEARS
+    # dateutil stops at the first date past UNTIL: `last` is as good an end
+    end = last if rule._until is None else min(rule._until, last)
+    if rule._freq in (du.DAILY, du.WEEKLY):
+        found = _by_year(rule, shift, _moved(end, shift))
+    else:  # with a COUNT, dateutil wants no UNTIL (RFC 5545); `end` is checked below
+        until = None if rule._count is not None else _moved(end, shift)
+        found = iter(rule.replace(dtstart=_moved(rule._dtstart, shift), until=until))
+    while True:
+        try:
+            when = _moved(next(found), -shift)
+        except StopIteration:
+            return
+        except (ValueError, OverflowError):  # dateutil past the year 9999: after `last`
+            return
+        if when > end:
+            return
+        yield when
+
+
+def _recurs(rule: du.rrule) -> bool:
+    """True when the rule's pattern gives a date within 400 years after its start (its
+    COUNT or UNTIL aside). BYWEEKNO=53;BYMONTH=6 never does: no June has a week 53."""
+    start = rule._dtstart
+    if start.year + _CYCLE_YEARS > dt.MAXYEAR - 1:
+        return True  # no room to look; the walk is bounded anyway
+    endless = rule.replace(count=None, until=None)
+    return any(when > start for when in _walk(endless, _moved(start, _CYCLE_YEARS)))
+
+
+def _moved(when: dt.datetime, years: int) -> dt.datetime:
+    return when.replace(year=when.year + years)
+
+
+def _by_year(rule: du.rrule, shift: int, until: dt.datetime) -> Iterator[dt.datetime]:
+    """The dates of a DAILY or WEEKLY rule moved by `shift` years: the days a YEARLY rule
+    with the same day filters gives, kept when they fall in one of the rule's periods
+    (every INTERVAL days or weeks from the start's). dateutil takes one step per day or
+    week; the YEARLY rule one per year."""
+    start = _moved(rule._dtstart, shift)
+    days = du.rrule(du.YEARLY, dtstart=start, wkst=rule._wkst, cache=False,
+                    bymonth=rule._bymonth, byweekno=rule._byweekno,
+                    byyearday=rule._byyearday,
+                    bymonthday=(rule._bymonthday + rule._bynmonthday) or None,
+                    # every weekday when none is given: no YEARLY default of one date
+                    byweekday=rule._byweekday or range(7))
+    weeks = rule._freq == du.WEEKLY
+    first = _period(start, rule._wkst, weeks)
+    count = rule._count
+    for when in days:
+        if when > until or count is not None and count < 1:
+            return
+        if (_period(when, rule._wkst, weeks) - first).days // (7 if weeks else 1) \
+                % rule._interval:
+            continue
+        if count is not None:
+            count -= 1
+        yield when
+
+
+def _period(when: dt.datetime, wkst: int, weeks: bool) -> dt.date:
+    """The first day of the rule period holding `when`: its day, or its week's (WKST)."""
+    day = when.date()
+    return day - dt.timedelta(days=(day.weekday() - wkst) % 7) if weeks else day
+
+
+def validate(block: dict, start: dt.datetime, zone: dt.tzinfo | None = None) -> None:
+    """The rules expand, and every exclusion and change names an occurrence they give
+    (the rules are walked once, to the furthest of these: a century after the start at
+    most, so endless rules need no horizon)."""
     for text in rule_texts(block):
-        rules.rrule(parse_rule(text, start, zone))
-    rules.rdate(start)  # RFC 5545: DTSTART is always the first instance
-    for when in block.get("rdate", ()):
-        rules.rdate(when)
-    if with_exdates:
-        for when in block.get("exdate", ()):
-            rules.exdate(when)
-    return rules
-
-
-def validate(block: dict, start: dt.datetime) -> None:
-    """Every exclusion and change names an occurrence the rules give (endless rules
-    are asked about that one date, so no horizon is needed)."""
-    rules = _ruleset(block, start, None, with_exdates=False)
+        if not _recurs(parse_rule(text, start, zone)):
+            raise RecurrenceError(f"recurrence rrule: {text!r} gives no date in the "
+                                  f"{_CYCLE_YEARS} years after the start", "rrule", text)
     excluded = set(block.get("exdate", ()))
-
-    def occurs(when: dt.datetime) -> bool:
-        # Asking the rule walks it from the start: a century is the most worth asking.
-        if when - start > _FURTHEST:
-            return False
-        return bool(rules.between(when, when, inc=True))
-
+    keys = {dt.datetime.fromisoformat(k) for k in block.get("changes", {})}
+    asked = {w for w in excluded | keys if start <= w <= start + _FURTHEST}
+    furthest = max(asked, default=start)
+    occurs = {w for w in _rule_dates(block, start, furthest, zone) if w in asked}
     for when in block.get("exdate", ()):
-        if not occurs(when):
+        if when not in occurs:
             raise RecurrenceError(f"recurrence exdate {dates.fmt(when)} is not an "
                                   f"occurrence of the rule", "exdate", dates.fmt(when)[:10])
     for key, change in block.get("changes", {}).items():
         when = dt.datetime.fromisoformat(key)
-        if not occurs(when) or when in excluded:
+        if when not in occurs or when in excluded:
             raise RecurrenceError(f"recurrence changes {key} is not an occurrence of the "
                                   f"rule", "changes", key[:10])
         moved_start = change.get("start_date")
@@ -352,14 +480,16 @@ def expand(block: dict, start: dt.datetime, end: dt.datetime, until: dt.datetime
     changes = block.get("changes", {})
     excluded = set(block.get("exdate", ()))
     out = []
-    for number, when in enumerate(_ruleset(block, start, zone, with_exdates=False)):
-        if when > until or number >= MAX_OCCURRENCES:
+    for number, when in enumerate(_rule_dates(block, start, until, zone)):
+        if number >= MAX_OCCURRENCES:
             break
         if when in excluded:
             continue
         change = changes.get(dates.fmt(when), {})
         begin = change.get("start_date", when)
-        finish = change.get("end_date", begin + duration)
+        # an event lasting centuries, repeated: its later ends would pass the year 9999
+        finish = change.get("end_date", begin + duration if begin <= dates.MAX_KEPT - duration
+                            else dates.MAX_KEPT)
         overrides = {k: v for k, v in change.items()
                      if k not in ("cancelled", "start_date", "end_date")}
         out.append(Occurrence(number, when, begin, finish, overrides,
@@ -370,8 +500,11 @@ def expand(block: dict, start: dt.datetime, end: dt.datetime, until: dt.datetime
 
 def horizon(settings: dict, today: dt.date) -> dt.datetime:
     """The last wall time endless rules are expanded to."""
-    days = setting_number(settings, "recurrence_horizon_days")[0]  # a bad value: `check`
-    return dt.datetime.combine(today + dt.timedelta(days=days), dt.time(23, 59, 59))
+    # a bad value: `check` reports it
+    days = dt.timedelta(days=setting_number(settings, "recurrence_horizon_days")[0])
+    if today > (dates.MAX_KEPT - days).date():  # a series starting in the year 9998
+        return dates.MAX_KEPT
+    return dt.datetime.combine(today + days, dt.time(23, 59, 59))
 
 
 # ------------------------------------------------------------------- in words

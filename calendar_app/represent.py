@@ -28,9 +28,6 @@ from .policy import readable_by_anyone
 from .records import Record, stateprovince
 
 _HIDDEN = ("draft", "pending", "future", "trash", "private")
-_POST_TYPES = {"events": "tribe_events", "venues": "tribe_venue",
-               "organizers": "tribe_organizer"}
-_PUBLIC_PATHS = {"events": "event", "venues": "venue", "organizers": "organizer"}
 
 
 def dumps(body: object) -> str:
@@ -64,11 +61,11 @@ class Representer:
         if record.resource.is_term:
             return self._term_url(record)
         if record.status in _HIDDEN:
-            return f"{self.site_url}?post_type={_POST_TYPES[record.collection]}&p={record.id}"
+            return f"{self.site_url}?post_type={record.resource.post_type}&p={record.id}"
         if record.data.get("original_start") is not None:  # an occurrence: Pro's form
             day = self._occurrence_day(record)
-            return f"{self.site_url}{_PUBLIC_PATHS[record.collection]}/{record.slug}/{day}/"
-        return f"{self.site_url}{_PUBLIC_PATHS[record.collection]}/{record.slug}/"
+            return f"{self.site_url}{record.resource.permalink}/{record.slug}/{day}/"
+        return f"{self.site_url}{record.resource.permalink}/{record.slug}/"
 
     def _occurrence_day(self, record: Record) -> str:
         """The last part of an occurrence's URL: its day (`2027-03-04`); a later
@@ -246,14 +243,13 @@ class Representer:
 
     # -- terms ---------------------------------------------------------------
     def _term_url(self, record: Record) -> str:
-        if record.collection == "tags":
-            return f"{self.site_url}tag/{record.slug}/"
         chain = [record.slug]
-        parent = self.catalog.by_slug("categories", record.get("parent") or "")
-        while parent is not None and parent.slug not in chain:
-            chain.insert(0, parent.slug)
-            parent = self.catalog.by_slug("categories", parent.get("parent") or "")
-        return f"{self.site_url}events/category/{'/'.join(chain)}/"
+        if record.resource.hierarchical:
+            parent = self.catalog.by_slug(record.collection, record.get("parent") or "")
+            while parent is not None and parent.slug not in chain:
+                chain.insert(0, parent.slug)
+                parent = self.catalog.by_slug(record.collection, parent.get("parent") or "")
+        return f"{self.site_url}{record.resource.permalink}/{'/'.join(chain)}/"
 
     def _term_links(self, record: Record) -> tuple[int, dict]:
         parent = self.catalog.by_slug("categories", record.get("parent") or "") if (

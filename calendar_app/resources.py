@@ -4,10 +4,15 @@ The field tables of the interface become data here. Validation, YAML writing, th
 index schema, the JSON representation and `/doc` all read these descriptions; the
 few behaviours that differ per resource (event dates, links, term parents) are hooks
 in the service, not copies of handlers.
+
+Beside its fields, each resource states the facts the plugin attaches to it (post
+type, permalink base, schema name, response wording, the order in which its captures
+list arguments and members): the modules that print them read them from here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .fieldtypes import (
@@ -68,6 +73,34 @@ class Field:
 
 
 @dataclass(frozen=True)
+class Member:
+    """A member of the JSON representation that is no field (computed when shown), as
+    `/doc` documents it. `items`: what an array holds, a schema name ("DateDetails")
+    or a JSON type ("string")."""
+
+    name: str
+    type: str
+    description: str
+    items: str = ""
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How the plugin's response texts in `/doc` name a resource."""
+
+    noun: str  # "event"
+    article: str  # "An"
+    plural: str  # "events"
+    id_kind: str  # "post ID" / "term ID"
+    not_found_by: str  # what "... with the specified X does not exist." says
+    list_found: str  # 200 of the list
+    list_missing: str = "The requested page was not found."
+    readable_403: bool = True  # reads can be refused (posts), terms are always public
+    documents_update: bool = True  # the plugin forgot the 200 of organizer updates
+    partial_note: bool = True  # our partial updates differ from the plugin's (design.md)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Resource:
     name: str  # collection name in URLs and folders: "events"
     singular: str  # "event"
@@ -77,6 +110,25 @@ class Resource:
     trashable: bool = True  # DELETE trashes (events, venues, organizers) or removes (terms)
     taxonomy: str = ""  # WordPress taxonomy name for terms
     hierarchical: bool = False
+    post_type: str = ""  # WordPress post type of posts: "tribe_events"
+    permalink: str = ""  # public page base: "event" -> <site>/event/<slug>/
+    label: str  # the kind of record in page headings: "Venue"
+    schema_name: str  # its schema in `/doc`: "Event"; both term resources share "Term"
+    wording: Wording
+    # Write arguments in the plugin's order; fields of ours it lacks follow in field order.
+    write_order: tuple[str, ...]
+    # Defaults the plugin *declares* on write arguments. Shown only, never applied: our
+    # updates are partial (an omitted field keeps its value). A dict: left out of ==.
+    shown_write_defaults: Mapping[str, object] = field(default_factory=dict, compare=False)
+    write_default_first: bool = False  # write arguments print `default` before `type`
+    body_with_path: bool = False  # `/doc` request bodies start with the path arguments
+    derived: tuple[Member, ...] = ()  # representation members that are no field
+    # Member order of the `/doc` schema as the plugin documents it; the rest follow.
+    schema_order: tuple[str, ...] = ()
+    # Stored fields the `/doc` schema leaves out (folded into another member, or shown
+    # on some records only).
+    not_represented: tuple[str, ...] = ()
+    search_fields: tuple[str, ...] = ()  # what the list's `search` parameter looks in
     _index: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -121,6 +173,29 @@ def _text(noun: str) -> tuple[Field, ...]:
     return (Field("excerpt", Text(), f"the {noun} excerpt"),
             Field("description", Text(), f"the {noun} description"))
 
+
+def _post_members(noun: str, lineage_noun: str) -> tuple[Member, ...]:
+    """Representation members of every post-like record that are no field."""
+    return (
+        Member("global_id", "string", f"the {noun} ID used to globally identify in Event "
+               "Aggregator"),
+        Member("global_id_lineage", "array", f"an Array containing the lineage of where this "
+               f"{lineage_noun} comes from, this should not change after the {lineage_noun} "
+               "is created.", items="string"),
+        Member("modified_utc", "string", f"the {noun} last modification date in UTC time"),
+        Member("url", "string", f"the URL to the {noun} page"),
+    )
+
+
+def _date_details(name: str, what: str) -> Member:
+    return Member(name, "array", f"an array of each component of the event {what}",
+                  items="DateDetails")
+
+
+# The first members of every post's schema in `/doc`, in the plugin's order.
+_POST_SCHEMA_HEAD = ("id", "global_id", "global_id_lineage", "author", "date", "date_utc",
+                     "modified", "modified_utc", "status", "url")
+
 # Recurring events (docs/recurring-events.md): one block holding the rules, extra and
 # excluded dates and per-occurrence changes; calendar_app/recurrence.py reads it.
 _RECURRENCE_FIELDS = (
@@ -162,6 +237,42 @@ EVENTS = Resource(
     )
     + _text("event")
     + _RECURRENCE_FIELDS,
+    post_type="tribe_events",
+    permalink="event",
+    label="Event",
+    schema_name="Event",
+    wording=Wording("event", "An", "events", "post ID", "ID",
+                    "Returns all the upcoming events matching the search criteria"),
+    write_order=("author", "date", "date_utc", "title", "description", "slug", "excerpt",
+                 "status", "timezone", "all_day", "start_date", "end_date", "image", "cost",
+                 "website", "show_map", "show_map_link", "hide_from_listings", "sticky",
+                 "featured", "categories", "tags", "venue", "organizer"),
+    shown_write_defaults={"all_day": False, "website": None, "categories": None,
+                          "tags": None, "venue": None, "organizer": None},
+    write_default_first=True,
+    derived=_post_members("event", "event") + (
+        Member("rest_url", "string", "the TEC REST API link to fetch this event"),
+        _date_details("start_date_details", "start date"),
+        _date_details("end_date_details", "end date"),
+        Member("utc_start_date", "string", "the event start date in UTC time"),
+        _date_details("utc_start_date_details", "start date in UTC time"),
+        Member("utc_end_date", "string", "the event end date in UTC time"),
+        _date_details("utc_end_date_details", "end date in UTC time"),
+        Member("timezone_abbr", "string", "the abbreviated event time zone string"),
+        Member("cost_details", "array", "the event cost details", items="CostDetails"),
+    ),
+    schema_order=_POST_SCHEMA_HEAD + (
+        "rest_url", "title", "description", "excerpt", "slug", "image", "all_day",
+        "start_date", "start_date_details", "end_date", "end_date_details", "utc_start_date",
+        "utc_start_date_details", "utc_end_date", "utc_end_date_details", "timezone",
+        "timezone_abbr", "cost", "cost_details", "website", "show_map", "show_map_link",
+        "hide_from_listings", "sticky", "featured", "categories", "tags", "venue",
+        "organizer"),
+    # The currency fields fold into cost_details. `recurrence` is shown on recurring
+    # events only, as with the plugin's Pro add-on: its Event schema stays as it is.
+    not_represented=("currency_symbol", "currency_position", "currency_code", "recurrence"),
+    # What `/events?search=` looks in (WordPress: title, excerpt, content).
+    search_fields=("title", "excerpt", "description"),
 )
 
 VENUES = Resource(
@@ -189,7 +300,30 @@ VENUES = Resource(
         Field("geo_lng", Number(min=-180, max=180), "the venue longitude"),
     )
     + _text("venue"),
+    post_type="tribe_venue",
+    permalink="venue",
+    label="Venue",
+    schema_name="Venue",
+    wording=Wording("venue", "A", "venues", "post ID", "post ID",
+                    "Returns all the venues matching the search criteria"),
+    write_order=("author", "date", "date_utc", "venue", "description", "status", "show_map",
+                 "show_map_link", "address", "city", "country", "province", "state", "zip",
+                 "phone", "stateprovince", "website", "image"),
+    shown_write_defaults=dict.fromkeys(
+        ("description", "show_map", "show_map_link", "address", "city", "country", "province",
+         "state", "zip", "phone", "stateprovince", "website", "image")),
+    # Quirk kept: the plugin's venue lineage text speaks of an organizer.
+    derived=_post_members("venue", "organizer"),
+    schema_order=_POST_SCHEMA_HEAD + (
+        "venue", "description", "excerpt", "slug", "image", "show_map", "show_map_link",
+        "address", "city", "country", "province", "state", "zip", "phone", "website",
+        "stateprovince", "geo_lat", "geo_lng"),
+    search_fields=("venue", "description", "excerpt", "address", "city", "province", "state",
+                   "stateprovince", "zip", "phone"),
 )
+
+_ORGANIZER_WRITE_ORDER = ("author", "date", "date_utc", "organizer", "description", "status",
+                          "phone", "website", "email", "image")
 
 ORGANIZERS = Resource(
     name="organizers",
@@ -206,6 +340,20 @@ ORGANIZERS = Resource(
         Field("image", Image(), "the organizer featured image URL or media path"),
     )
     + _text("organizer"),
+    post_type="tribe_organizer",
+    permalink="organizer",
+    label="Organizer",
+    schema_name="Organizer",
+    wording=Wording("organizer", "An", "organizers", "post ID", "event",
+                    "Returns all the organizers matching the search criteria",
+                    documents_update=False),
+    write_order=_ORGANIZER_WRITE_ORDER,
+    shown_write_defaults=dict.fromkeys(_ORGANIZER_WRITE_ORDER),
+    body_with_path=True,
+    derived=_post_members("organizer", "organizer"),
+    schema_order=_POST_SCHEMA_HEAD + (
+        "organizer", "description", "excerpt", "slug", "image", "phone", "website", "email"),
+    search_fields=("organizer", "description", "excerpt", "phone", "email", "website"),
 )
 
 _TERM_FIELDS = (
@@ -226,6 +374,14 @@ CATEGORIES = Resource(
     trashable=False,
     taxonomy="tribe_events_cat",
     hierarchical=True,
+    permalink="events/category",  # then the slugs of its parents and its own
+    label="Category",
+    schema_name="Term",
+    wording=Wording("event category", "An", "event categories", "term ID", "term ID",
+                    "Returns all the event categories matching the search criteria",
+                    readable_403=False, partial_note=False),
+    write_order=("name", "description", "slug", "parent"),
+    body_with_path=True,
 )
 
 TAGS = Resource(
@@ -236,6 +392,14 @@ TAGS = Resource(
     by_slug=False,
     trashable=False,
     taxonomy="post_tag",
+    permalink="tag",
+    label="Tag",
+    schema_name="Term",
+    wording=Wording("event tag", "An", "event tags", "term ID", "term ID",
+                    "Returns all the event tags matching the search criteria",
+                    "No event tags match the query or the requested page was not found.",
+                    readable_403=False, partial_note=False),
+    write_order=("name", "description", "slug"),
 )
 
 RESOURCES: dict[str, Resource] = {

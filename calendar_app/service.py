@@ -289,7 +289,7 @@ class Service:
         block = values.get("recurrence", record.get("recurrence") if record else None)
         if block and start and ("recurrence" in values or "start_date" in values):
             try:
-                recurrence.validate(block, start)
+                recurrence.validate(block, start, zone)
             except recurrence.RecurrenceError as exc:
                 raise errors.invalid({"recurrence": exc.message}) from None
 

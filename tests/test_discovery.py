@@ -198,6 +198,23 @@ def test_new_field_shows_up_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
     assert discovery.RESOURCES is RESOURCES
 
 
+def test_resource_facts_come_from_its_description(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schema name, wording and orders are read from resources.py, nowhere else."""
+    venues = RESOURCES["venues"]
+    monkeypatch.setitem(RESOURCES, "venues", replace(
+        venues, schema_name="Place", wording=replace(venues.wording, noun="place"),
+        write_order=("venue", *venues.write_order), schema_order=("venue",)))
+    document = openapi_document(SERVER_URL, DEFAULTS)
+    schemas = document["components"]["schemas"]
+    assert "Venue" not in schemas
+    assert next(iter(schemas["Place"]["properties"])) == "venue"
+    assert schemas["Event"]["properties"]["venue"]["$ref"] == "#/components/schemas/Place"
+    responses = document["paths"]["/venues/{id}"]["get"]["responses"]
+    assert responses["200"]["description"].startswith("Returns the data of the place ")
+    args = namespace_index(REST_ROOT, DEFAULTS)["routes"]["/tribe/events/v1/venues"]
+    assert next(iter(args["endpoints"][1]["args"])) == "venue"
+
+
 # ------------------------------------------------------------------------ /wp-json/
 
 

@@ -5,7 +5,6 @@ the descriptions picks up."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -104,7 +103,7 @@ class Phone(FieldType):
     def json_schema(self) -> dict:
         return {"type": "string", "pattern": r"^\+?[0-9 ]+$"}
 
-    def openapi(self, description: str, schema_names: Mapping[str, str]) -> dict[str, Any]:
+    def openapi(self, description: str) -> dict[str, Any]:
         return {"type": "string", "format": "tel", "description": description}
 
 

@@ -324,10 +324,8 @@ class Pages:
     def _render_collection(self, record: Record, path: str, events: list[EventView],
                            pagination: Pagination) -> bytes:
         model = self.model
-        kinds = {"venues": "Venue", "organizers": "Organizer", "categories": "Category",
-                 "tags": "Tag"}
-        context: dict = {"record": record, "kind": kinds[record.collection],
-                         "heading": f"{kinds[record.collection]}: {record.name}",
+        kind = record.resource.label
+        context: dict = {"record": record, "kind": kind, "heading": f"{kind}: {record.name}",
                          "events": events, "pagination": pagination,
                          "canonical": self.base_url + paths.folder(path),
                          "ics_path": pagination.base + "calendar.ics",
