@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .fieldbase import INT_ITEMS as _INT_ITEMS
 from .resources import RESOURCES, Field, Member, Resource
 
 NAMESPACE = "tribe/events/v1"
@@ -74,8 +75,6 @@ class Param:
 _LIST_KEYS = ("default", "description", "type", "items", "format", "enum")
 _TYPE_FIRST = ("type", "format", "description", "items", "default", "enum")
 _DEFAULT_LAST = ("description", "type", "items", "format", "default", "enum")
-_INT_ITEMS: Mapping[str, str] = {"type": "integer"}
-_STRING_ITEMS: Mapping[str, str] = {"type": "string"}
 
 PER_PAGE = RequestDefault("per_page", as_text=True)
 START_DATE = RequestDefault("start_date")
@@ -257,30 +256,6 @@ def _index_arg(param: Param, defaults: Mapping[str, Any]) -> dict[str, Any]:
 _WRITE_KEYS_DEFAULT_FIRST = ("default", "type", "items", "description")
 _WRITE_KEYS_TYPE_FIRST = ("type", "default", "items", "description")
 
-# Field type of resources.py -> WordPress argument type ("" = none declared).
-_ARG_TYPES = {
-    "string": "string", "text": "string", "datetime": "string", "status": "string",
-    "url": "string", "email": "string", "image": "string", "timezone": "string", "integer": "integer",
-    "number": "number", "boolean": "boolean", "cost": "", "links": "", "names": "array",
-    "recurrence": "",  # an RRULE text or the file's block as an object
-}
-
-
-def _arg_type(f: Field) -> tuple[str, Mapping[str, str] | None]:
-    """(type, items) of a write argument."""
-    if f.type == "link":
-        # A parent term is one id; a venue may be an id, a list or an object, which the
-        # plugin declares as a typeless list of ids.
-        if RESOURCES[f.link].is_term:
-            return "integer", None
-        return "", _INT_ITEMS
-    if f.type == "links":
-        return "", _INT_ITEMS
-    if f.type == "names":
-        return "array", _STRING_ITEMS
-    return _ARG_TYPES.get(f.type, "string"), None
-
-
 def _sentence(text: str) -> str:
     """resources.py descriptions are lower-case phrases; the plugin capitalises them."""
     return text[:1].upper() + text[1:]
@@ -299,7 +274,7 @@ def write_args(resource: Resource, create: bool) -> dict[str, dict[str, Any]]:
     keys = _WRITE_KEYS_DEFAULT_FIRST if resource.write_default_first else _WRITE_KEYS_TYPE_FIRST
     out: dict[str, dict[str, Any]] = {}
     for f in _write_fields(resource):
-        type_, items = _arg_type(f)
+        type_, items = f.type.wp_argument()
         present: dict[str, Any] = {"description": _sentence(f.description)}
         if f.name in shown:
             present["default"] = shown[f.name]
@@ -503,19 +478,7 @@ def _member_property(m: Member) -> dict[str, Any]:
 
 def _field_property(f: Field) -> dict[str, Any]:
     """A field as a member of the read representation."""
-    desc = _sentence(f.description)
-    if f.type == "image":
-        return {"type": "object", "description": desc, **_ref("Image")}
-    if f.type == "link":
-        return {"type": "object", "description": desc, **_ref(RESOURCES[f.link].schema_name)}
-    if f.type == "links":
-        return _prop("array", desc, items=_ref(RESOURCES[f.link].schema_name))
-    if f.type == "number":
-        return {"type": "number", "format": "double", "description": desc}
-    if f.type == "names":
-        return _prop("array", desc, items=_STRING_ITEMS)
-    type_ = _ARG_TYPES.get(f.type) or "string"  # cost reads as a string ("$10")
-    return _prop(type_, desc)
+    return f.type.openapi(_sentence(f.description))
 
 
 def _resource_schema(resource: Resource) -> dict[str, Any]:

@@ -59,16 +59,12 @@ ANALYZER = RegexTokenizer(r"\w+") | LowercaseFilter()
 # The same tokens without Whoosh's per-token objects (3x faster when indexing):
 # RegexTokenizer yields every match of the pattern, LowercaseFilter lowers each.
 _WORD = re.compile(r"\w+")
-# Fields of the descriptions that carry words: every string/text field except the
-# technical ones. Same names across resources share one index field.
-_NOT_TEXT = {"slug", "timezone", "status", "website", "image", "currency_symbol",
-             "currency_position", "currency_code", "stateprovince"}
 
 
 def text_fields() -> dict[str, tuple[str, ...]]:
-    """Searchable fields per collection, derived from the resource descriptions."""
-    return {name: tuple(f.name for f in res.fields
-                        if f.type in ("string", "text", "email") and f.name not in _NOT_TEXT)
+    """Searchable fields per collection: those whose type carries words (resources.py).
+    Same names across resources share one index field."""
+    return {name: tuple(f.name for f in res.fields if f.type.searchable)
             for name, res in RESOURCES.items()}
 
 

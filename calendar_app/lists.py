@@ -52,11 +52,11 @@ from . import dates, discovery, errors, occurrences
 from .catalog import CatalogVersion
 from .errors import ApiError
 from .eventtable import seconds
+from .formats import parse_bool, truthy
 from .reader import Reader
 from .records import Record
 from .represent import Representer, dumps
 from .resources import STATUSES, Resource
-from .service import parse_bool, truthy
 from .users import User
 
 # Statuses WordPress registers besides ours: accepted by `status`, never present here.

@@ -315,7 +315,7 @@ def _changes(value: object) -> dict:
             elif item is None:
                 raise RecurrenceError(f"recurrence changes {key}: {name} needs a value",
                                       "changes", f"{name}:")
-            # the other fields are the event's own: records.recurrence_block checks them
+            # the other fields are the event's own: the Recurrence field type checks them
             fields[name] = item
         out[key] = fields
     return dict(sorted(out.items()))

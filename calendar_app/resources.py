@@ -15,6 +15,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .fieldtypes import (
+    TYPES,
+    Boolean,
+    Choice,
+    Cost,
+    DateTime,
+    Email,
+    FieldType,
+    Image,
+    Integer,
+    Link,
+    Links,
+    Names,
+    Number,
+    Recurrence,
+    Slug,
+    String,
+    Text,
+    Timezone,
+    Url,
+)
+from .ids import MAX_ID
+
 STATUSES = ("publish", "future", "draft", "pending", "private", "trash")
 
 
@@ -22,24 +45,31 @@ STATUSES = ("publish", "future", "draft", "pending", "private", "trash")
 class Field:
     """A field of a record.
 
-    `name` is the interface's name, `key` the YAML key when it differs. `type` is one
-    of: string, text (Markdown/HTML), integer, number, boolean, datetime, status, url,
-    email, image, timezone, cost, link (slug of a record of `link`), links (list of slugs),
-    names (a name or a list of names: a list in records, one name alone in files).
+    `name` is the interface's name, `key` the YAML key when it differs. `type` is a
+    field type of fieldtypes.py with its options (`Url(keep_empty=True)`); the name
+    of a type registered in `fieldtypes.TYPES` stands for it without options.
     """
 
     name: str
-    type: str
+    type: FieldType
     description: str
     key: str = ""
     required: bool = False
     default: object = None
-    link: str = ""
     writable: bool = True  # False: kept in the file, never set from a request body
+
+    def __post_init__(self) -> None:
+        if isinstance(self.type, str):
+            object.__setattr__(self, "type", TYPES[self.type]())
 
     @property
     def yaml_key(self) -> str:
         return self.key or self.name
+
+    @property
+    def link(self) -> str:
+        """The collection a link field points at, else ""."""
+        return self.type.target
 
 
 @dataclass(frozen=True)
@@ -120,23 +150,28 @@ class Resource:
         return tuple(f.name for f in self.fields if f.required)
 
 
+# Record ids: 1 and up, bounded so the ids of occurrences stay JSON-safe (ids.py).
+_ID = Integer(min=1, max=MAX_ID, why="larger ids belong to occurrences of recurring events")
+
+
 def _post_fields(noun: str, title: Field) -> tuple[Field, ...]:
     """Fields every post-like record (event, venue, organizer) starts with."""
     return (
-        Field("id", "integer", f"the {noun} post ID", writable=False),
+        Field("id", _ID, f"the {noun} post ID", writable=False),
         title,
-        Field("slug", "string", f"the {noun} slug"),
-        Field("status", "status", f"the {noun} post status", default="publish"),
-        Field("author", "integer", f"the {noun} author ID", default=0),
-        Field("date", "datetime", f"the {noun} publication date"),
-        Field("date_utc", "datetime", f"the {noun} publication date (UTC time zone)", key="-"),
-        Field("modified", "datetime", f"the {noun} last modification date", writable=False),
+        Field("slug", Slug(), f"the {noun} slug"),
+        Field("status", Choice(STATUSES, write_default=True), f"the {noun} post status",
+              default="publish"),
+        Field("author", Integer(user_id=True), f"the {noun} author ID", default=0),
+        Field("date", DateTime(site_zone=True), f"the {noun} publication date"),
+        Field("date_utc", DateTime(), f"the {noun} publication date (UTC time zone)", key="-"),
+        Field("modified", DateTime(), f"the {noun} last modification date", writable=False),
     )
 
 
 def _text(noun: str) -> tuple[Field, ...]:
-    return (Field("excerpt", "text", f"the {noun} excerpt"),
-            Field("description", "text", f"the {noun} description"))
+    return (Field("excerpt", Text(), f"the {noun} excerpt"),
+            Field("description", Text(), f"the {noun} description"))
 
 
 def _post_members(noun: str, lineage_noun: str) -> tuple[Member, ...]:
@@ -164,7 +199,7 @@ _POST_SCHEMA_HEAD = ("id", "global_id", "global_id_lineage", "author", "date", "
 # Recurring events (docs/recurring-events.md): one block holding the rules, extra and
 # excluded dates and per-occurrence changes; calendar_app/recurrence.py reads it.
 _RECURRENCE_FIELDS = (
-    Field("recurrence", "recurrence", "the event recurrence: RFC 5545 rules or a readable "
+    Field("recurrence", Recurrence(), "the event recurrence: RFC 5545 rules or a readable "
           "rule, extra and excluded dates, changes per occurrence"),
 )
 
@@ -172,33 +207,33 @@ EVENTS = Resource(
     name="events",
     singular="event",
     title_field="title",
-    fields=_post_fields("event", Field("title", "string", "the event title", required=True))
+    fields=_post_fields("event", Field("title", String(trim=True), "the event title", required=True))
     + (
-        Field("start_date", "datetime", "the event start date and time", required=True),
-        Field("end_date", "datetime", "the event end date and time", required=True),
-        Field("all_day", "boolean", "whether the event lasts the whole day or not", default=False),
-        Field("timezone", "timezone", "the event time zone"),
-        Field("venue", "link", "the event venue ID or data", link="venues"),
-        Field("organizer", "links", "the event organizer IDs or data", key="organizers",
-              link="organizers"),
-        Field("categories", "links", "the event category IDs or names", link="categories"),
-        Field("tags", "links", "the event tag IDs or names", link="tags"),
-        Field("cost", "cost", "the event cost"),
-        Field("currency_symbol", "string", "the cost currency symbol", writable=False),
-        Field("currency_position", "string", "prefix or postfix", writable=False),
-        Field("currency_code", "string", "the ISO 4217 currency code", writable=False),
-        Field("website", "url", "the event website URL"),
-        Field("online_url", "url", "the address where the event is attended online; with a "
+        Field("start_date", DateTime(), "the event start date and time", required=True),
+        Field("end_date", DateTime(), "the event end date and time", required=True),
+        Field("all_day", Boolean(), "whether the event lasts the whole day or not", default=False),
+        Field("timezone", Timezone(), "the event time zone"),
+        Field("venue", Link("venues"), "the event venue ID or data"),
+        Field("organizer", Links("organizers"), "the event organizer IDs or data",
+              key="organizers"),
+        Field("categories", Links("categories"), "the event category IDs or names"),
+        Field("tags", Links("tags"), "the event tag IDs or names"),
+        Field("cost", Cost(), "the event cost"),
+        Field("currency_symbol", String(searchable=False), "the cost currency symbol", writable=False),
+        Field("currency_position", String(searchable=False), "prefix or postfix", writable=False),
+        Field("currency_code", String(searchable=False), "the ISO 4217 currency code", writable=False),
+        Field("website", Url(keep_empty=True), "the event website URL"),
+        Field("online_url", Url(), "the address where the event is attended online; with a "
               "venue too, attendance is mixed"),
-        Field("performer", "names", "the name or names of who performs at the event"),
-        Field("image", "image", "the event featured image URL or media path"),
-        Field("featured", "boolean", "whether the event is featured", default=False),
-        Field("sticky", "boolean", "whether the event is sticky in calendar views",
+        Field("performer", Names(), "the name or names of who performs at the event"),
+        Field("image", Image(), "the event featured image URL or media path"),
+        Field("featured", Boolean(), "whether the event is featured", default=False),
+        Field("sticky", Boolean(), "whether the event is sticky in calendar views",
               default=False),
-        Field("hide_from_listings", "boolean", "whether the event is hidden from listings",
+        Field("hide_from_listings", Boolean(), "whether the event is hidden from listings",
               default=False),
-        Field("show_map", "boolean", "whether the event shows a map", default=False),
-        Field("show_map_link", "boolean", "whether the event shows a map link", default=False),
+        Field("show_map", Boolean(), "whether the event shows a map", default=False),
+        Field("show_map_link", Boolean(), "whether the event shows a map link", default=False),
     )
     + _text("event")
     + _RECURRENCE_FIELDS,
@@ -244,23 +279,25 @@ VENUES = Resource(
     name="venues",
     singular="venue",
     title_field="venue",
-    fields=_post_fields("venue", Field("venue", "string", "the venue name", key="name", required=True))
+    fields=_post_fields("venue", Field("venue", String(trim=True), "the venue name", key="name",
+                                      required=True))
     + (
-        Field("address", "string", "the venue address"),
-        Field("city", "string", "the venue city"),
-        Field("state", "string", "the venue state (US)"),
-        Field("province", "string", "the venue province"),
-        Field("stateprovince", "string", "the venue state or province"),
-        Field("zip", "string", "the venue ZIP or postal code"),
-        Field("country", "string", "the venue country"),
-        Field("phone", "string", "the venue phone number"),
-        Field("website", "url", "the venue website URL"),
-        Field("image", "image", "the venue featured image URL or media path"),
-        Field("show_map", "boolean", "whether events at the venue show a map", default=True),
-        Field("show_map_link", "boolean", "whether events at the venue show a map link",
+        Field("address", String(), "the venue address"),
+        Field("city", String(), "the venue city"),
+        Field("state", String(), "the venue state (US)"),
+        Field("province", String(), "the venue province"),
+        Field("stateprovince", String(searchable=False), "the venue state or province"),
+        Field("zip", String(), "the venue ZIP or postal code"),
+        Field("country", String(), "the venue country"),
+        Field("phone", String(), "the venue phone number"),
+        Field("website", Url(keep_empty=True), "the venue website URL"),
+        Field("image", Image(), "the venue featured image URL or media path"),
+        Field("show_map", Boolean(loose=True), "whether events at the venue show a map",
               default=True),
-        Field("geo_lat", "number", "the venue latitude"),
-        Field("geo_lng", "number", "the venue longitude"),
+        Field("show_map_link", Boolean(loose=True), "whether events at the venue show a map link",
+              default=True),
+        Field("geo_lat", Number(min=-90, max=90), "the venue latitude"),
+        Field("geo_lng", Number(min=-180, max=180), "the venue longitude"),
     )
     + _text("venue"),
     post_type="tribe_venue",
@@ -293,13 +330,14 @@ ORGANIZERS = Resource(
     singular="organizer",
     title_field="organizer",
     fields=_post_fields(
-        "organizer", Field("organizer", "string", "the organizer name", key="name", required=True)
+        "organizer", Field("organizer", String(trim=True), "the organizer name", key="name",
+              required=True)
     )
     + (
-        Field("phone", "string", "the organizer phone number"),
-        Field("website", "url", "the organizer website URL"),
-        Field("email", "email", "the organizer e-mail address"),
-        Field("image", "image", "the organizer featured image URL or media path"),
+        Field("phone", String(), "the organizer phone number"),
+        Field("website", Url(keep_empty=True), "the organizer website URL"),
+        Field("email", Email(), "the organizer e-mail address"),
+        Field("image", Image(), "the organizer featured image URL or media path"),
     )
     + _text("organizer"),
     post_type="tribe_organizer",
@@ -319,10 +357,10 @@ ORGANIZERS = Resource(
 )
 
 _TERM_FIELDS = (
-    Field("id", "integer", "the term ID", writable=False),
-    Field("name", "string", "the term name", required=True),
-    Field("slug", "string", "the term slug"),
-    Field("description", "string", "the term description"),
+    Field("id", _ID, "the term ID", writable=False),
+    Field("name", String(trim=True), "the term name", required=True),
+    Field("slug", Slug(), "the term slug"),
+    Field("description", String(keep_empty=True), "the term description"),
 )
 
 CATEGORIES = Resource(
@@ -330,7 +368,7 @@ CATEGORIES = Resource(
     singular="category",
     title_field="name",
     fields=_TERM_FIELDS[:3]
-    + (Field("parent", "link", "the parent category ID", link="categories"),)
+    + (Field("parent", Link("categories"), "the parent category ID"),)
     + _TERM_FIELDS[3:],
     by_slug=False,
     trashable=False,

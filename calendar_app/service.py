@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -17,34 +16,15 @@ from .catalog import EVENT_LINKS, Catalog
 from .clock import Clock
 from .content import GitError, WritesBlocked
 from .errors import ApiError
+from .formats import digits
 from .idlease import LeaseUnavailable
 from .policy import may_read
-from .records import URL, Record, RecordError, recurrence_block, to_file, valid_email
-from .resources import EVENTS, RESOURCES, STATUSES, Field, Resource, yaml_fields
+from .records import Record, to_file
+from .resources import EVENTS, RESOURCES, Resource, yaml_fields
 from .users import User, UserStore
 
 log = logging.getLogger(__name__)
-_TRUE = {"true", "1", "yes", "on"}
 Precondition = Callable[[Record], None]
-_MEDIA = re.compile(r"media/[A-Za-z0-9._/-]+")
-
-
-def parse_bool(value: object) -> bool | None:
-    """The WordPress REST boolean: true/false, "true"/"false", "1"/"0", 1/0."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
-        return value.lower() in ("true", "1")
-    return None
-
-
-def truthy(value: object) -> bool:
-    """Loose truthiness of text flags (venue show_map, strict_dates, ...)."""
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() in _TRUE
 
 
 @dataclass
@@ -252,12 +232,12 @@ class Service:
         if resource.is_term and not resource.hierarchical and "parent" in body:
             raise ApiError(400, "rest_taxonomy_not_hierarchical",
                            "Can not set resource parent, taxonomy is not hierarchical.")
+        ctx = _BodyContext(self, resource, record)
         for f in resource.writable_fields:
             if f.name not in body:  # `date_utc` alone is read below
                 continue
-            raw = body.get(f.name)
             try:
-                values[f.name] = self._field_value(resource, f, raw, body, record)
+                values[f.name] = f.type.from_request(body[f.name], f.name, ctx)
             except errors.ApiError as exc:
                 if exc.code != "rest_invalid_param":
                     raise
@@ -276,98 +256,6 @@ class Service:
         if resource is EVENTS:
             self._event_dates(values, body, record)
         return values
-
-    def _field_value(self, resource: Resource, f: Field, raw: object, body: dict,
-                     record: Record | None) -> object:
-        name = f.name
-        kind = f.type
-        if kind in ("string", "text", "url", "email", "image", "timezone", "datetime",
-                    "status"):
-            if raw is None:
-                raw = ""
-            if not isinstance(raw, str):
-                raise errors.wrong_type(name, "string")
-        if kind == "string":
-            value = raw.strip() if name in (resource.title_field, "slug") else raw
-            if name in (resource.title_field, "slug") and not value:
-                raise errors.invalid({name: "Invalid parameter."})
-            if name == "slug":
-                return self._clean_slug(resource, value, record)
-            if resource.is_term and name == "description" or value:
-                return value
-            return "" if record is not None else None
-        if kind == "text":
-            if not raw.strip():
-                raise errors.invalid({name: "Invalid parameter."})
-            return raw
-        if kind == "integer":
-            if isinstance(raw, bool) or not (isinstance(raw, int) or
-                                             isinstance(raw, str) and _digits(raw)):
-                raise errors.wrong_type(name, "integer")
-            if name == "author" and self.users.get(int(raw)) is None:
-                raise errors.invalid({name: "Invalid parameter."})
-            return int(raw)
-        if kind == "number":
-            try:
-                number = float(raw)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                raise errors.wrong_type(name, "number") from None
-            limit = 90 if name == "geo_lat" else 180
-            if not -limit <= number <= limit:
-                raise errors.invalid({name: "Invalid parameter."})
-            return number
-        if kind == "boolean":
-            if resource.name == "venues":  # venue map flags are loose text flags
-                return truthy(raw)
-            value = parse_bool(raw)
-            if value is None:
-                raise errors.wrong_type(name, "boolean")
-            return value
-        if kind == "status":
-            if raw not in STATUSES:
-                raise errors.invalid({name: "Invalid parameter."})
-            return raw
-        if kind == "timezone":
-            if not raw:
-                return None
-            try:
-                dates.zone(raw)
-            except dates.DateError:
-                raise errors.invalid({name: "Invalid parameter."}) from None
-            return raw
-        if kind == "datetime":
-            if name == "date":
-                return self._parse_date(name, raw, dates.zone(self.site_zone_name))
-            return raw  # event dates are parsed with the event's timezone below
-        if kind == "url":
-            if raw and not URL.fullmatch(raw):
-                raise errors.invalid({name: "Invalid parameter."})
-            # The plugin keeps a website sent empty; our own fields are cleared.
-            return raw if raw or name == "website" else None
-        if kind == "email":
-            if raw and not valid_email(raw):
-                raise errors.invalid({name: "Invalid parameter."})
-            return raw or ("" if record is not None else None)
-        if kind == "image":
-            if not raw:
-                return None
-            if URL.fullmatch(raw):
-                return raw
-            path = raw.lstrip("/")
-            if _MEDIA.fullmatch(path) and self.catalog.tree.media_file(path):
-                return path
-            raise errors.invalid({name: "Invalid parameter."})
-        if kind == "names":
-            return _names_value(name, raw)
-        if kind == "cost":
-            return _cost_value(raw)
-        if kind == "link" and resource.is_term:
-            return self._term_parent(raw, record)
-        if kind in ("link", "links"):
-            return self._link_plan(f, raw)
-        if kind == "recurrence":
-            return _recurrence_value(raw)
-        raise AssertionError(kind)
 
     def _parse_date(self, name: str, raw: object, zone: dt.tzinfo) -> dt.datetime:
         if not isinstance(raw, str):
@@ -422,7 +310,7 @@ class Service:
         if raw in (0, "0", "", None):
             return None
         if isinstance(raw, bool) or not (isinstance(raw, int) or
-                                         isinstance(raw, str) and _digits(raw)):
+                                         isinstance(raw, str) and digits(raw)):
             raise errors.wrong_type("parent", "integer")
         parent = self.catalog.get(int(raw), "categories")
         if parent is None:
@@ -436,17 +324,15 @@ class Service:
         return parent.slug
 
     # -- links -----------------------------------------------------------------
-    def _link_plan(self, f: Field, raw: object) -> list:
+    def _link_plan(self, name: str, collection: str, raw: object, single: bool) -> list:
         """Normalize a link value into a list of slugs (str) and inline bodies (dict)."""
-        target = RESOURCES[f.link]
-        if f.link in ("categories", "tags"):
-            return self._term_plan(target, raw)
+        target = RESOURCES[collection]
         if raw in (None, 0, "0", "") or raw == []:
             return []
         items: list = raw if isinstance(raw, list) else [raw]
         if isinstance(raw, str):
             items = [s.strip() for s in raw.split(",") if s.strip()]
-        if f.type == "link" and len(items) > 1:
+        if single and len(items) > 1:
             raise ApiError(400, "could-not-create-venue",
                            "The venue could not be created from the provided data")
         plan = []
@@ -454,20 +340,20 @@ class Service:
             if isinstance(item, dict) and set(item) == {"id"}:
                 item = item["id"]
             if isinstance(item, dict):
-                name = item.get(target.title_field)
-                if not isinstance(name, str) or not name.strip():
-                    raise errors.invalid({f.name: "Invalid parameter."})
+                title = item.get(target.title_field)
+                if not isinstance(title, str) or not title.strip():
+                    raise errors.invalid({name: "Invalid parameter."})
                 try:
                     plan.append(self._validate(target, item, None))
                 except ApiError:
-                    raise errors.invalid({f.name: "Invalid parameter."}) from None
+                    raise errors.invalid({name: "Invalid parameter."}) from None
                 continue
             linked = None
             if isinstance(item, int) and not isinstance(item, bool) or (
-                    isinstance(item, str) and _digits(item.strip())):
+                    isinstance(item, str) and digits(item.strip())):
                 linked = self.catalog.get(int(item), target.name)
             if linked is None:
-                raise errors.invalid({f.name: "Invalid parameter."})
+                raise errors.invalid({name: "Invalid parameter."})
             plan.append(linked.slug)
         return plan
 
@@ -488,7 +374,7 @@ class Service:
             if isinstance(item, bool) or not isinstance(item, str | int):
                 raise errors.invalid({target.name: "Invalid parameter."})
             text = str(item).strip()
-            if _digits(text):
+            if digits(text):
                 term = self.catalog.get(int(text), target.name)
                 if term is not None and term.slug not in plan:
                     plan.append(term.slug)
@@ -601,7 +487,7 @@ class Service:
         new_slug = values.pop("slug", None)
         for name, value in values.items():
             f = resource.field(name)
-            if f is None or f.type in ("link", "links") and not resource.is_term:
+            if f is None or f.link and not resource.is_term:
                 continue
             data[name] = value
         self._resolve_links(resource, data, values, user, write)
@@ -797,12 +683,6 @@ def term_capability(resource: Resource) -> str:
     return "publish" if resource.hierarchical else "manage_terms"
 
 
-def _digits(text: str) -> bool:
-    """ASCII digits only: str.isdigit() also accepts "²", which int() refuses."""
-    return text.isascii() and text.isdigit() and len(text) < 19
-
-
-
 def _same_fields(record: Record, values: dict) -> bool:
     """Whether every value sent, but the name, is the record's own (empty ones alike)."""
     resource = record.resource
@@ -823,42 +703,36 @@ def _kept(name: str, local: dt.datetime) -> dt.datetime:
     return local
 
 
-def _names_value(name: str, raw: object) -> list[str] | None:
-    """A name or a list of names; empty clears the field."""
-    if raw is None or raw == "" or raw == []:
-        return None
-    items = raw if isinstance(raw, list) else [raw]
-    if not all(isinstance(v, str) and v.strip() for v in items):
-        raise errors.invalid({name: "Invalid parameter."})
-    return [v.strip() for v in items]
+@dataclass
+class _BodyContext:
+    """What the field types read from the calendar while checking one request body
+    (fieldbase.RequestContext): `record` is the one updated, None on create."""
 
+    service: Service
+    resource: Resource
+    record: Record | None
 
-def _cost_value(raw: object) -> object:
-    if raw is None or raw == "" or raw == []:
-        return None
-    if isinstance(raw, (bool, dict)):
-        raise errors.invalid({"cost": "Invalid parameter."})
-    if isinstance(raw, list):
-        if not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in raw):
-            raise errors.invalid({"cost": "Invalid parameter."})
-        return [_number_text(v) for v in raw]
-    return _number_text(raw)
+    @property
+    def updating(self) -> bool:
+        return self.record is not None
 
+    def site_date(self, name: str, raw: str) -> dt.datetime:
+        return self.service._parse_date(name, raw, dates.zone(self.service.site_zone_name))
 
-def _number_text(value: str | float) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    def user_exists(self, user_id: int) -> bool:
+        return self.service.users.get(user_id) is not None
 
+    def media_file(self, path: str) -> bool:
+        return bool(self.service.catalog.tree.media_file(path))
 
-def _recurrence_value(raw: object) -> dict | None:
-    """A `recurrence` body value: RRULE text or the file's block as an object (dates as
-    text); null or "" makes the event a single one again."""
-    if raw is None or raw == "":
-        return None
-    if not isinstance(raw, str | dict):
-        raise errors.wrong_type("recurrence", "object")
-    try:
-        return recurrence_block(raw)
-    except RecordError as exc:
-        raise errors.invalid({"recurrence": exc.message}) from None
+    def clean_slug(self, value: str) -> str:
+        return self.service._clean_slug(self.resource, value, self.record)
+
+    def term_parent(self, raw: object) -> str | None:
+        return self.service._term_parent(raw, self.record)
+
+    def term_plan(self, target: str, raw: object) -> list:
+        return self.service._term_plan(RESOURCES[target], raw)
+
+    def link_plan(self, name: str, target: str, raw: object, single: bool) -> list:
+        return self.service._link_plan(name, target, raw, single)

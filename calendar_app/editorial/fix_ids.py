@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import slugs, yamlfile
+from ..fieldtypes import Links
 from ..idlease import Lease
 from ..resources import RESOURCES, yaml_fields
 from .check import ParseCache, TreeResult
@@ -99,7 +100,7 @@ def _has_key(text: str, key: str) -> bool:
 
 def _link_fields(linking: str, target: str) -> list[tuple[str, bool]]:
     """(YAML key, is a list) of the fields through which `linking` points at `target`."""
-    return [(f.yaml_key, f.type == "links") for f in yaml_fields(RESOURCES[linking])
+    return [(f.yaml_key, isinstance(f.type, Links)) for f in yaml_fields(RESOURCES[linking])
             if f.link == target]
 
 

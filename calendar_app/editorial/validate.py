@@ -12,11 +12,10 @@ import difflib
 from dataclasses import dataclass, field
 
 from .. import dates, records, slugs, yamlfile
+from ..fieldtypes import DateTime
 from ..findings import ERROR, WARNING, Finding, key_line
 from ..records import Record, RecordError
 from ..resources import RESOURCES, Resource, yaml_fields
-
-_TEXT_TYPES = ("string", "text", "url", "image")
 
 
 @dataclass
@@ -76,8 +75,8 @@ def check_file(collection: str, path: str, data: bytes, site_zone: str) -> FileR
     out.raw_slug = str(raw["slug"]) if isinstance(raw.get("slug"), str | int) else stem
     by_key = {f.yaml_key: f for f in yaml_fields(RESOURCES[collection])}
     for key, err in unreadable:
-        kind = by_key[key].type if key in by_key else ""
-        c.add(ERROR, "invalid-date" if kind == "datetime" else "invalid-value",
+        dated = key in by_key and isinstance(by_key[key].type, DateTime)
+        c.add(ERROR, "invalid-date" if dated else "invalid-value",
               f"{key}: {err.message}" if key else err.message, line=err.line,
               column=err.column)
     try:
@@ -116,9 +115,7 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
             # The app's own per-field coercion, so check and the interface agree.
             values[field_.name] = records._coerce(field_, value)
         except RecordError as err:
-            code = err.code or {"datetime": "invalid-date", "timezone": "unknown-timezone",
-                                "recurrence": "invalid-recurrence"}.get(field_.type,
-                                                                        "wrong-type")
+            code = err.code or field_.type.finding
             c.add(ERROR, code, err.message, line=records.line_of(c.text, key, err.at))
     for name in dict.fromkeys(("id", resource.title_field, *resource.required_fields)):
         key = resource.field(name).yaml_key
@@ -146,7 +143,7 @@ def _check_record(record: Record, stem: str, site_zone: str, raw: dict,
         _check_event(record, site_zone, c)
     for f in yaml_fields(record.resource):
         value = raw.get(f.yaml_key)
-        if f.type in _TEXT_TYPES and isinstance(value, int | float) and not isinstance(
+        if f.type.is_text and isinstance(value, int | float) and not isinstance(
                 value, bool):
             written = c.text.split("\n")[key_line(c.text, f.yaml_key) - 1].split(":", 1)[-1]
             if written.split("#")[0].strip() != str(value):
