@@ -3,7 +3,7 @@ bare Flask view (the reference for "a warm response within 2x of a bare endpoint
 
 from flask import Response
 
-from calendar_app.wsgi import app
+from calendar_app.http.wsgi import app
 
 _bare: dict[str, bytes] = {}
 

@@ -133,8 +133,8 @@ def timed(command: list[str], cwd: Path = REPO) -> float:
 
 
 def bench(size: int, keep: Path | None, rounds: int) -> dict[str, float | int]:
-    from calendar_app.locations import default_cache_dir
     from calendar_app.site import Builder, Options
+    from calendar_app.store.locations import default_cache_dir
 
     root = Path(tempfile.mkdtemp(prefix=f"site-bench-{size}-", dir=keep))
     content = generate(root, size)

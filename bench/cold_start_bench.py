@@ -3,7 +3,7 @@
     python bench/cold_start_bench.py [--size 100000] [--root /tmp/bench] [--workers 2]
 
 Generates the calendar (bench/gen_calendar.py) unless present, removes its cache folder,
-starts gunicorn with the shipped configuration (`-c python:calendar_app.gunicorn_conf`,
+starts gunicorn with the shipped configuration (`-c python:calendar_app.http.gunicorn_conf`,
 gunicorn's default 30 s worker timeout) and polls `GET /events` every second. Then a
 few hundred mixed reads (lists with filters and pages, single events, search, terms,
 venues) while the search index is still being built in the background, and it waits
@@ -128,9 +128,9 @@ def main() -> None:
     with open(log_file, "wb") as log:
         server = subprocess.Popen(
             [str(Path(PY).parent / "gunicorn"),
-             *(() if args.no_config else ("-c", "python:calendar_app.gunicorn_conf")),
+             *(() if args.no_config else ("-c", "python:calendar_app.http.gunicorn_conf")),
              "-w", str(args.workers), "--timeout", str(args.timeout),
-             "-b", f"127.0.0.1:{args.port}", "calendar_app.wsgi:app"],
+             "-b", f"127.0.0.1:{args.port}", "calendar_app.http.wsgi:app"],
             cwd=REPO, env=env, stdout=log, stderr=log)
     sampler = Sampler(server.pid)
     sampler.start()

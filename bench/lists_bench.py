@@ -52,7 +52,7 @@ def timed_start(content: Path, cache: Path, flush: bool) -> tuple[float, float]:
             f"c=open_calendar(Path('{content}'),Path('/tmp/bench-users.yaml'),Path('{cache}'),"
             f"index_in_background=False);f=time.perf_counter();"
             f"n=c.index.flush() if {flush} else 0;f=time.perf_counter()-f;"
-            "from calendar_app.eventtable import event_table;"
+            "from calendar_app.catalog.eventtable import event_table;"
             "event_table(c.catalog.current);print(time.perf_counter()-t, f, n, len(c.index.pending()))")
     total, flushed = run_py(code).split()[:2]
     return float(total), float(flushed)
@@ -83,7 +83,7 @@ def uncached(content: Path, cache: Path) -> tuple[float, float]:
     """Median in-process time of first-time (uncached) default and search queries."""
     code = f"""
 import time, statistics, datetime as dt
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 app = create_app({{"CONTENT_DIR": "{content}", "CACHE_DIR": "{cache}",
                   "USERS_FILE": "/tmp/bench-users.yaml", "TESTING": True}})
 c = app.test_client(); c.get("{BASE}/events")

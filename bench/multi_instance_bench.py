@@ -41,8 +41,8 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from gitserver import GitDaemon, free_port, start_calendar_server, stop_process
 from test_reliability_concurrency import Http, basic, wait_for_port
 
-from calendar_app.idlease import IdLeases, read_leases
-from calendar_app.users import UserStore
+from calendar_app.store.users import UserStore
+from calendar_app.sync.idlease import IdLeases, read_leases
 
 BASE = "/wp-json/tribe/events/v1"
 SAMPLE = REPO / "content"

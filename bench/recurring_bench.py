@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO))
 from uncached_bench import KINDS, Stream, percentile
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 
 NOW = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 

@@ -44,8 +44,8 @@ from werkzeug.serving import make_server
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from calendar_app.app import create_app
-from calendar_app.users import UserStore
+from calendar_app.http.app import create_app
+from calendar_app.store.users import UserStore
 
 BASE = "/wp-json/tribe/events/v1"
 SECRET = "bench-secret"

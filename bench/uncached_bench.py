@@ -171,7 +171,7 @@ def prepare(size: int, root: Path) -> tuple[Path, Path]:
     if not content.exists():
         subprocess.run([PY, str(REPO / "bench" / "gen_calendar.py"), str(size),
                         str(content)], check=True)
-    code = ("import sys;from pathlib import Path;from calendar_app.index import TextIndex;"
+    code = ("import sys;from pathlib import Path;from calendar_app.catalog.index import TextIndex;"
             f"sys.exit(0 if TextIndex(Path('{cache}')).exists() else 1)")
     if subprocess.run([PY, "-c", code], cwd=REPO, check=False).returncode:
         print(f"building the index of {size} events (once)...", file=sys.stderr)

@@ -87,7 +87,7 @@ def bench(size: int, root: Path, port: int, writes: int, warmup: int, git: bool)
            "CALENDAR_USERS": str(users), "PYTHONPATH": str(REPO)}
     server = subprocess.Popen(
         [str(Path(PY).parent / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{port}",
-         "--log-level", "warning", "calendar_app.wsgi:app"], cwd=REPO, env=env)
+         "--log-level", "warning", "calendar_app.http.wsgi:app"], cwd=REPO, env=env)
     url = f"http://127.0.0.1:{port}{BASE}/events"
     try:
         for _ in range(1200):

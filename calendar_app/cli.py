@@ -10,15 +10,16 @@ import sys
 import time
 from pathlib import Path
 
-from .catalog import Catalog
-from .conflicts import conflict_findings, conflict_records
-from .content import ContentTree
+from .catalog.catalog import Catalog
 from .editorial import register as register_editorial
-from .locations import command_tree, default_users_file
 from .site import register as register_site
-from .starter import StarterError, serving_content
-from .starter import register as register_starter
-from .sync import (
+from .store.conflicts import conflict_findings, conflict_records
+from .store.content import ContentTree
+from .store.locations import command_tree, default_users_file
+from .store.starter import StarterError, serving_content
+from .store.starter import register as register_starter
+from .store.users import ROLES, UserStore
+from .sync.sync import (
     PUSH_MODES,
     STATE_FILE,
     RemoteSync,
@@ -28,7 +29,6 @@ from .sync import (
     read_state,
 )
 from .trash import register as register_trash
-from .users import ROLES, UserStore
 
 
 def _users_arg(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +50,7 @@ def _poll_seconds(text: str) -> float:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .app import create_app
+    from .http.app import create_app
 
     if args.remote and not (args.content or os.environ.get("CALENDAR_CONTENT")):
         print("error: --remote needs --content: the folder to clone into (or the clone)",
@@ -112,7 +112,7 @@ def cmd_users(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    from .index import TextIndex  # Whoosh: only for this command
+    from .catalog.index import TextIndex  # Whoosh: only for this command
 
     content, cache_dir = command_tree(args.content, args.cache_dir)
     t0 = time.perf_counter()

@@ -11,17 +11,18 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import dates, errors, recurrence, settings, slugs, yamlfile
-from .catalog import EVENT_LINKS, Catalog
-from .clock import Clock
-from .content import GitError, WritesBlocked
-from .errors import ApiError
-from .formats import digits
-from .idlease import LeaseUnavailable
-from .policy import may_read
-from .records import Record, to_file
-from .resources import EVENTS, RESOURCES, Resource, yaml_fields
-from .users import User, UserStore
+from .catalog.catalog import EVENT_LINKS, Catalog
+from .catalog.policy import may_read
+from .model import dates, errors, recurrence, settings, slugs
+from .model.clock import Clock
+from .model.errors import ApiError
+from .model.formats import digits
+from .model.records import Record, to_file
+from .model.resources import EVENTS, RESOURCES, Resource, yaml_fields
+from .store import yamlfile
+from .store.content import GitError, WritesBlocked
+from .store.users import User, UserStore
+from .sync.idlease import LeaseUnavailable
 
 log = logging.getLogger(__name__)
 Precondition = Callable[[Record], None]

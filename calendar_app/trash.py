@@ -19,10 +19,10 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import dates
-from .locations import command_tree, default_users_file
-from .records import Record
-from .resources import RESOURCES
+from .model import dates
+from .model.records import Record
+from .model.resources import RESOURCES
+from .store.locations import command_tree, default_users_file
 
 if TYPE_CHECKING:
     from .wiring import Calendar

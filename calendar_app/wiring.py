@@ -12,18 +12,18 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import clock as clocks
-from . import firstseen
-from .catalog import Catalog
-from .content import ContentTree
-from .idlease import DEFAULT_BLOCK, LEASE_TIMEOUT, IdLeases
-from .index import CalendarIndex
-from .locations import default_cache_dir
-from .reader import Reader, clock_at, open_tree
+from .catalog.catalog import Catalog
+from .catalog.index import CalendarIndex
+from .catalog.reader import Reader, clock_at, open_tree
+from .catalog.watcher import Journal, Watcher, follow_catalog
+from .model import clock as clocks
 from .service import Service
-from .sync import RemoteSync, SyncSettings, prepare_clone
-from .users import UserStore
-from .watcher import Journal, Watcher, follow_catalog
+from .store import firstseen
+from .store.content import ContentTree
+from .store.locations import default_cache_dir
+from .store.users import UserStore
+from .sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT, IdLeases
+from .sync.sync import RemoteSync, SyncSettings, prepare_clone
 
 log = logging.getLogger(__name__)
 

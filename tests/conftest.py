@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 from calendar_app.site import Options, build
-from calendar_app.users import ROLES, UserStore
+from calendar_app.store.users import ROLES, UserStore
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = REPO_ROOT / "content"
@@ -166,3 +166,17 @@ def browser():
         launched = driver.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> Path:
+    """A shared repository: a bare clone of a repository holding the sample."""
+    source = make_repo(tmp_path).parent
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
+    return bare
+
+
+def clone(bare: Path, dest: Path) -> Path:
+    git(bare.parent, "clone", "-q", str(bare), str(dest))
+    return dest

@@ -95,9 +95,9 @@ def start_gunicorn(content: Path, users_file: Path, cache: Path, port: int, work
                 CALENDAR_CACHE=str(cache), PYTHONPATH=str(REPO_ROOT), **(env or {}))
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115  (the child keeps it)
     return subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "-c", "python:calendar_app.gunicorn_conf",
+        [str(Path(sys.executable).parent / "gunicorn"), "-c", "python:calendar_app.http.gunicorn_conf",
          "-w", str(workers), "-b", f"127.0.0.1:{port}", "--timeout", "120",
-         "--graceful-timeout", "5", *extra, "calendar_app.wsgi:app"],
+         "--graceful-timeout", "5", *extra, "calendar_app.http.wsgi:app"],
         cwd=REPO_ROOT, env=full, stdout=out, stderr=out, start_new_session=True)
 
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from conftest import BASE, git
 
-from calendar_app.app import create_app
-from calendar_app.occurrences import occurrence_id
+from calendar_app.catalog.occurrences import occurrence_id
+from calendar_app.http.app import create_app
 
 SERIES = 990
 # NOW is 2026-11-21; the sample calendar's zone is America/Los_Angeles (DST ends

@@ -18,7 +18,7 @@ import pytest
 from conftest import BASE, git, make_repo
 
 from calendar_app.cli import main
-from calendar_app.users import UserStore
+from calendar_app.store.users import UserStore
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

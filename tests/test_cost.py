@@ -1,4 +1,4 @@
-"""Tests for calendar_app.cost (spec 2.4 and 4.4)."""
+"""Tests for calendar_app.model.cost (spec 2.4 and 4.4)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calendar_app.cost import (
+from calendar_app.model.cost import (
     cost_details,
     cost_values,
     currency,

@@ -1,4 +1,4 @@
-"""Tests for calendar_app.dates (parsing, zones, local/UTC conversion, formatting)."""
+"""Tests for calendar_app.model.dates (parsing, zones, local/UTC conversion, formatting)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calendar_app.dates import (
+from calendar_app.model.dates import (
     DateError,
     abbreviation,
     details,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app import discovery
-from calendar_app.discovery import (
+from calendar_app.catalog import discovery
+from calendar_app.catalog.discovery import (
     LIST_PARAMS,
     NAMESPACE,
     PARTIAL_UPDATE_NOTE,
@@ -18,7 +18,7 @@ from calendar_app.discovery import (
     openapi_document,
     wp_json_index,
 )
-from calendar_app.resources import RESOURCES, Field
+from calendar_app.model.resources import RESOURCES, Field
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared/reference/tec"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import BASE, NOW, git, make_repo
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 
 ORIGINAL = "events/2026/december-makers-market-2026.yaml"  # id 102
 NEWCOMER = "events/2026/aaa-copycat.yaml"  # sorts first

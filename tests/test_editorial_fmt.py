@@ -14,10 +14,11 @@ from conftest import BASE, CRAFTED_EVENT, SAMPLE, make_repo
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from calendar_app import records, yamlfile
 from calendar_app.editorial import register
 from calendar_app.editorial.fmt import canonical_text
 from calendar_app.editorial.snapshot import from_worktree
+from calendar_app.model import records
+from calendar_app.store import yamlfile
 
 
 def main(argv: list[str]) -> int:

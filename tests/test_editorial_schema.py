@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE, make_repo
 
-from calendar_app import yamlfile
 from calendar_app.editorial import register
 from calendar_app.editorial.schema import schemas
 from calendar_app.editorial.snapshot import from_worktree
-from calendar_app.resources import RESOURCES, yaml_fields
+from calendar_app.model.resources import RESOURCES, yaml_fields
+from calendar_app.store import yamlfile
 
 
 def main(argv: list[str]) -> int:

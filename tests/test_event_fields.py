@@ -10,8 +10,8 @@ import pytest
 from conftest import BASE
 
 from calendar_app.editorial.schema import resource_schema
-from calendar_app.records import RecordError, from_file, to_file
-from calendar_app.resources import EVENTS
+from calendar_app.model.records import RecordError, from_file, to_file
+from calendar_app.model.resources import EVENTS
 
 EVENT = {"id": 900, "title": "T", "start_date": "2027-05-01 19:00:00",
          "end_date": "2027-05-01 21:00:00"}

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from calendar_app import discovery, fieldtypes, index, records
+from calendar_app.catalog import discovery, index
 from calendar_app.editorial import schema
-from calendar_app.errors import ApiError
-from calendar_app.fieldbase import FieldType, RecordError, file_text, request_text
-from calendar_app.fieldtypes import TYPES, Boolean, Integer, Number, String, Url
-from calendar_app.resources import RESOURCES, Field
+from calendar_app.model import fieldtypes, records
+from calendar_app.model.errors import ApiError
+from calendar_app.model.fieldbase import FieldType, RecordError, file_text, request_text
+from calendar_app.model.fieldtypes import TYPES, Boolean, Integer, Number, String, Url
+from calendar_app.model.resources import RESOURCES, Field
 
 CONTROLS = {"text", "textarea", "number", "checkbox", "datetime-local", "select",
             "select-multiple", "url", "email", "image", "text-list", "recurrence"}

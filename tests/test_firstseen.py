@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import BASE, NOW, git, make_repo
 
-from calendar_app import firstseen
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
+from calendar_app.store import firstseen
 
 COMMITTED = "2025-03-04T05:06:07Z"
 EVENT = "id: {id}\ntitle: {title}\nstart_date: 2027-05-01 10:00\nend_date: 2027-05-01 11:00\n"

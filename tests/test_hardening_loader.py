@@ -10,12 +10,12 @@ import pytest
 from conftest import BASE, NOW, SAMPLE_NEXT_ID, git, make_repo
 from conftest import CRAFTED_EVENT as EVENT
 
-from calendar_app import parsing
-from calendar_app.app import create_app
 from calendar_app.cli import main
-from calendar_app.content import ContentTree
-from calendar_app.records import MAX_ID
+from calendar_app.http.app import create_app
+from calendar_app.model.records import MAX_ID
 from calendar_app.site import Options, build, paths, writer
+from calendar_app.store import parsing
+from calendar_app.store.content import ContentTree
 
 
 def loaded(content: Path, relpath: str) -> tuple:

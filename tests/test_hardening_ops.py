@@ -16,8 +16,8 @@ import pytest
 import yaml
 from conftest import BASE, REPO_ROOT, git
 
-from calendar_app.app import create_app
-from calendar_app.users import UserStore
+from calendar_app.http.app import create_app
+from calendar_app.store.users import UserStore
 
 BLUE_LANTERN = 45
 JAZZ_COLLECTIVE = 61

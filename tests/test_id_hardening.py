@@ -15,15 +15,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, SAMPLE_NEXT_ID, git, make_repo
+from conftest import BASE, NOW, SAMPLE_NEXT_ID, clone, git
 from gitserver import free_port, start_calendar_server, stop_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_reliability_concurrency import Http, basic, wait_for_port
 
-from calendar_app.app import create_app
+from calendar_app.catalog.occurrences import OCCURRENCE_BASE, SLOTS, occurrence_id
 from calendar_app.cli import main
-from calendar_app.idlease import (
+from calendar_app.http.app import create_app
+from calendar_app.model.records import MAX_ID, MAX_JSON_ID
+from calendar_app.sync.idlease import (
     LEASES_REF,
     BadLeases,
     IdLeases,
@@ -32,8 +34,6 @@ from calendar_app.idlease import (
     next_lease,
     parse_leases,
 )
-from calendar_app.occurrences import OCCURRENCE_BASE, SLOTS, occurrence_id
-from calendar_app.records import MAX_ID, MAX_JSON_ID
 
 M = SAMPLE_NEXT_ID - 1  # the sample's highest id
 STAMP = "2026-11-21T12:00:00Z"
@@ -178,19 +178,6 @@ def test_new_and_check_ignore_hostile_retired_ids(content: Path, capsys) -> None
 
 
 # -- item 18: the leases ref is untrusted ---------------------------------------------------
-@pytest.fixture
-def bare(tmp_path: Path) -> Path:
-    source = make_repo(tmp_path).parent
-    bare = tmp_path / "shared.git"
-    git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
-    return bare
-
-
-def clone(bare: Path, dest: Path) -> Path:
-    git(bare.parent, "clone", "-q", str(bare), str(dest))
-    return dest
-
-
 def put_leases(bare: Path, text: str, parent: bool = True) -> str:
     """Write `text` as the leases file on the shared repository's ref (as anyone who
     may push can), on top of the ref's commit when there is one."""

@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, SAMPLE, git, make_repo
+from conftest import BASE, NOW, SAMPLE, clone, git, make_repo
 from gitserver import GitDaemon, bare_copy
 
-from calendar_app.app import create_app
-from calendar_app.idlease import LEASES_REF, IdLeases, LeaseUnavailable, read_leases
+from calendar_app.http.app import create_app
+from calendar_app.sync.idlease import LEASES_REF, IdLeases, LeaseUnavailable, read_leases
 
 # What the unit tests tell `allocate` the tree's highest id is (they never read a tree).
 HIGHEST = 152
@@ -24,20 +24,6 @@ HIGHEST = 152
 SAMPLE_MAX_ID = max(int(line.split(":")[1]) for path in SAMPLE.rglob("*.yaml")
                     for line in path.read_text().splitlines() if line.startswith("id:"))
 M = SAMPLE_MAX_ID
-
-
-@pytest.fixture
-def bare(tmp_path: Path) -> Path:
-    """The shared repository: a bare clone of a repository holding the sample."""
-    source = make_repo(tmp_path).parent
-    bare = tmp_path / "shared.git"
-    git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
-    return bare
-
-
-def clone(bare: Path, dest: Path) -> Path:
-    git(bare.parent, "clone", "-q", str(bare), str(dest))
-    return dest
 
 
 def free_of(ids: set[int]):

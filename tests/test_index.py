@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app import cli, index
-from calendar_app.app import create_app
+from calendar_app import cli
+from calendar_app.catalog import index
+from calendar_app.http.app import create_app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "lists"
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
@@ -93,7 +94,7 @@ def test_restart_catches_up_only_what_changed(setup) -> None:
 def test_start_up_cache_skips_parsing(setup, monkeypatch) -> None:
     _content, make = setup
     make().extensions["calendar"].close()
-    from calendar_app import parsing
+    from calendar_app.store import parsing
 
     parsed = []
     real = parsing.from_file
@@ -130,9 +131,9 @@ def test_write_in_one_worker_is_seen_by_another(setup, auth) -> None:
 def test_parsing_over_two_processes_gives_the_same_catalog(tmp_path, monkeypatch) -> None:
     """A cold load of thousands of files parses half in a forked child: same records,
     same problems (with their lines) as parsing them all here."""
-    from calendar_app import parsing
-    from calendar_app.catalog import Catalog
-    from calendar_app.content import ContentTree
+    from calendar_app.catalog.catalog import Catalog
+    from calendar_app.store import parsing
+    from calendar_app.store.content import ContentTree
 
     content = tmp_path / "content"
     shutil.copytree(Path(__file__).resolve().parent.parent / "content", content)

@@ -42,5 +42,5 @@ def test_file_commands_import_no_server_library(tmp_path: Path, command: list[st
 
 def test_the_server_still_loads_them(tmp_path: Path) -> None:
     """The check above sees imports: the app factory's own are found."""
-    loaded = imported(["-c", "import calendar_app.app"], tmp_path)
+    loaded = imported(["-c", "import calendar_app.http.app"], tmp_path)
     assert set(SERVER_ONLY) <= loaded

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "lists"
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
@@ -78,7 +78,7 @@ def test_default_event_list(lc) -> None:
 
 
 def test_request_defaults(lapp) -> None:
-    from calendar_app import lists
+    from calendar_app.catalog import lists
 
     # Plain Python: no request needed.
     assert lists.request_defaults(lapp.extensions["calendar"].reader) == {

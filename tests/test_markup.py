@@ -1,4 +1,4 @@
-"""Tests for calendar_app.markup."""
+"""Tests for calendar_app.model.markup."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calendar_app import markup
-from calendar_app.markup import plain_text, render_excerpt, render_html, render_title
+from calendar_app.model import markup
+from calendar_app.model.markup import plain_text, render_excerpt, render_html, render_title
 
 
 def test_markdown_paragraphs() -> None:

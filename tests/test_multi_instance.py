@@ -23,7 +23,7 @@ from conftest import BASE, SAMPLE, git
 from gitserver import GitDaemon, start_calendar_server, stop_process
 from test_reliability_concurrency import Http, basic, start_after_kill
 
-from calendar_app.resources import RESOURCES
+from calendar_app.model.resources import RESOURCES
 
 SECRET = "multi-instance-webhook-secret"
 WEBHOOK = "/wp-json/calendar/v1/sync"

@@ -28,7 +28,7 @@ from test_reliability_concurrency import (
     wait_for_port,
 )
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 
 CLIENTS = 4
 ROUNDS = 22  # per client; 23 calls a round: 4 x (1 + 22 x 23) = 2,028 calls

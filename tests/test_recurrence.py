@@ -13,10 +13,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from conftest import git, make_repo
 
-from calendar_app import dates, recurrence
 from calendar_app.editorial import register
 from calendar_app.editorial.schema import resource_schema
-from calendar_app.resources import EVENTS
+from calendar_app.model import dates, recurrence
+from calendar_app.model.resources import EVENTS
 
 D = dt.datetime
 START, END = D(2027, 3, 2, 19), D(2027, 3, 2, 21)  # a Tuesday
@@ -257,8 +257,8 @@ def test_diff_says_what_happened_to_the_repetition(tmp_path: Path, capsys) -> No
 def test_expansion_is_kept_on_the_record_and_redone_when_the_zone_changes() -> None:
     """An unchanged record reuses its occurrences; a new calendar timezone (for an event
     without its own) or a new horizon expands again."""
-    from calendar_app.occurrences import expanded
-    from calendar_app.records import Record
+    from calendar_app.catalog.occurrences import expanded
+    from calendar_app.model.records import Record
 
     record = Record("events", {"id": 7, "start_date": dt.datetime(2027, 3, 2, 19),
                                "end_date": dt.datetime(2027, 3, 2, 21),

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from test_hardening_loader import check_errors, files_and_commits, loaded
 
-from calendar_app import recurrence
-from calendar_app.app import create_app
 from calendar_app.cli import main
-from calendar_app.formats import URL
+from calendar_app.http.app import create_app
+from calendar_app.model import recurrence
+from calendar_app.model.formats import URL
 from calendar_app.site import build
 
 RELPATH = "events/2027/crafted.yaml"  # CRAFTED_EVENT: id 900, 2027-05-01 19:00

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import pytest
 from conftest import BASE, NOW, git
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MARK = "Zqxhidden"  # a word only non-public records carry
@@ -225,7 +225,7 @@ def test_security_headers_on_every_response(tmp_path: Path, config: dict, auth) 
 
 def test_security_headers_on_an_unexpected_error(config: dict, monkeypatch) -> None:
     app = create_app(config)
-    from calendar_app import lists
+    from calendar_app.catalog import lists
 
     monkeypatch.setattr(lists, "answer", lambda *a, **k: 1 / 0)
     response = app.test_client().get(f"{BASE}/events")
@@ -322,8 +322,8 @@ def test_repeated_failed_logins_get_429(config: dict, auth) -> None:
 
 def test_passwords_are_salted_slow_hashes_compared_in_constant_time(
         config: dict, users: dict[str, str], tmp_path: Path, monkeypatch) -> None:
-    from calendar_app import users as users_module
-    from calendar_app.users import UserStore
+    from calendar_app.store import users as users_module
+    from calendar_app.store.users import UserStore
 
     text = (tmp_path / "users.yaml").read_text()
     for password in users.values():

@@ -38,11 +38,11 @@ from conftest import BASE, NOW, git, make_repo
 from gitserver import free_port, start_gunicorn
 from gitserver import stop_process as stop
 
-from calendar_app import yamlfile
-from calendar_app.app import create_app
-from calendar_app.index import TextIndex
-from calendar_app.records import RecordError, from_file
-from calendar_app.resources import RESOURCES
+from calendar_app.catalog.index import TextIndex
+from calendar_app.http.app import create_app
+from calendar_app.model.records import RecordError, from_file
+from calendar_app.model.resources import RESOURCES
+from calendar_app.store import yamlfile
 
 WRITERS = 8
 OPERATIONS = 500
@@ -547,7 +547,7 @@ def test_a_write_waits_for_a_reread_in_flight(tmp_path: Path, users: dict[str, s
     forgets them before loading them again. A write that allocated an id meanwhile took
     the id of a record being re-read (seen once with two gunicorn workers): writes now
     wait for the re-read to end."""
-    from calendar_app.catalog import Catalog
+    from calendar_app.catalog.catalog import Catalog
 
     content = make_repo(tmp_path)
     app = create_app({"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "users.yaml"),

@@ -200,7 +200,7 @@ def _inject(fault: str) -> None:
     import os
     import tempfile
 
-    from calendar_app.content import ContentTree
+    from calendar_app.store.content import ContentTree
 
     def die() -> None:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -245,7 +245,7 @@ def _inject(fault: str) -> None:
 def _child_write(config: dict, headers: dict, fault: str) -> None:
     import os
 
-    from calendar_app.app import create_app
+    from calendar_app.http.app import create_app
 
     try:
         app = create_app(config)
@@ -273,7 +273,7 @@ def test_kill_at_each_step_of_a_write(fault: str, tmp_path: Path, config: dict, 
     intent = Path(config["CACHE_DIR"]) / "pending-write.json"
     assert intent.exists()
     # Restart.
-    from calendar_app.app import create_app
+    from calendar_app.http.app import create_app
 
     if fault == "git-index-lock-left":
         # git's own lock from the killed commit: the restart must not drop the write;
@@ -319,7 +319,7 @@ def test_kill_at_each_step_of_a_write(fault: str, tmp_path: Path, config: dict, 
 def test_worker_killed_mid_write_others_go_on(config: dict, content: Path, auth) -> None:
     """Two workers over one tree and cache dir; one is killed after writing the file of a
     create and before committing it; the other keeps serving and writes next."""
-    from calendar_app.app import create_app
+    from calendar_app.http.app import create_app
 
     repo = content.parent
     survivor = create_app(config)
@@ -329,8 +329,8 @@ def test_worker_killed_mid_write_others_go_on(config: dict, content: Path, auth)
     pid = os.fork()
     if pid == 0:
         try:
-            from calendar_app.app import create_app as make
-            from calendar_app.content import ContentTree
+            from calendar_app.http.app import create_app as make
+            from calendar_app.store.content import ContentTree
 
             dying = make(config)
             ContentTree.commit = lambda self, *a, **k: os.kill(os.getpid(), signal.SIGKILL)

@@ -64,7 +64,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 
 POSITIVE_PER_OPERATION = 32
 NEGATIVE_PER_OPERATION = 12

@@ -27,10 +27,11 @@ from conftest import BASE, NOW, make_repo
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from calendar_app import dates, slugs, yamlfile
-from calendar_app.app import create_app
-from calendar_app.records import UNSTORABLE_TEXT, Record, from_file, to_file
-from calendar_app.resources import EVENTS
+from calendar_app.http.app import create_app
+from calendar_app.model import dates, slugs
+from calendar_app.model.records import UNSTORABLE_TEXT, Record, from_file, to_file
+from calendar_app.model.resources import EVENTS
+from calendar_app.store import yamlfile
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FAST = settings(max_examples=300, deadline=None,
@@ -249,8 +250,8 @@ _CHILD = textwrap.dedent("""
     import json, resource, sys
     from pathlib import Path
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GiB: bounded memory
-    from calendar_app import yamlfile
-    from calendar_app.records import RecordError, from_file
+    from calendar_app.store import yamlfile
+    from calendar_app.model.records import RecordError, from_file
     data = Path(sys.argv[1]).read_bytes()
     try:
         from_file("events", yamlfile.load(data), "events/x.yaml")
@@ -290,8 +291,8 @@ _CATALOG_CHILD = textwrap.dedent("""
     import json, resource, sys
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
     from pathlib import Path
-    from calendar_app.catalog import Catalog
-    from calendar_app.content import ContentTree
+    from calendar_app.catalog.catalog import Catalog
+    from calendar_app.store.content import ContentTree
     root = Path(sys.argv[1])
     catalog = Catalog(ContentTree(root, root.parent / "lock"))
     catalog.load()

@@ -20,9 +20,9 @@ from conftest import BASE, CRAFTED_EVENT, SAMPLE, git, make_repo, site_options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from calendar_app import parsing
 from calendar_app.cli import main
 from calendar_app.site import build, ical
+from calendar_app.store import parsing
 
 JAZZ_COLLECTIVE = 61  # organizers/riverside-jazz-collective.yaml, published, by user 1
 JAZZ_COLLECTIVE_FILE = "organizers/riverside-jazz-collective.yaml"

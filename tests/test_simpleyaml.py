@@ -10,7 +10,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from calendar_app import simpleyaml, yamlfile
+from calendar_app.store import simpleyaml, yamlfile
 
 SAMPLE = Path(__file__).resolve().parent.parent / "content"
 

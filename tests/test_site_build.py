@@ -15,7 +15,7 @@ from pathlib import Path
 import icalendar
 import pytest
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 from calendar_app.site import Builder, Options, build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -386,8 +386,8 @@ def test_watch_edits_match_a_full_build(tmp_path: Path) -> None:
 def test_parallel_build_matches_one_process(tmp_path: Path, monkeypatch) -> None:
     """Large builds fork: outputs dealt out by event, then (no VEVENT cached yet) the
     feeds dealt out by size. The bytes are those of a build in one process."""
-    from calendar_app import parallel
     from calendar_app.site import builder as builder_module
+    from calendar_app.store import parallel
 
     content = copy_sample(tmp_path / "content")
     build(make_options(content, tmp_path / "one", tmp_path / "one-cache"))
@@ -675,7 +675,7 @@ def test_cli_module_form() -> None:
 def test_markdown_renderings_are_kept_between_builds(tmp_path: Path, monkeypatch) -> None:
     """A build converts each description once; the next one (a new process, a new
     output folder, same cache) converts only texts it has not seen."""
-    from calendar_app import markup
+    from calendar_app.model import markup
 
     conversions: list[int] = []
     convert = markup._markdown

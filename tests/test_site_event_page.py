@@ -223,7 +223,7 @@ def test_neighbour_title_edit_reaches_the_page(tmp_path: Path) -> None:
 
 def test_description_start_matches_the_whole_text() -> None:
     """The excerpt rule reads only the start of a description: as the whole would read."""
-    from calendar_app import markup
+    from calendar_app.model import markup
     from calendar_app.site.model import _plain_start
 
     html = ("<p>Caf&eacute; <em>night</em>, " + "tea &amp; cake <b>x</b> " * 150 + "</p>"

@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, quote, urlsplit
 import icalendar
 import pytest
 
-from calendar_app import clock as clocks
 from calendar_app.cli import main as cli_main
+from calendar_app.model import clock as clocks
 from calendar_app.site import Builder, Options, build
 from calendar_app.site.htmltext import html_to_text
 

@@ -17,9 +17,9 @@ import pytest
 from conftest import BASE, REPO_ROOT, SAMPLE, git, site_options
 from schemaorg_check import check
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 from calendar_app.site import Builder, build, command
-from calendar_app.starter import BUNDLED_CONTENT
+from calendar_app.store.starter import BUNDLED_CONTENT
 
 SITE = "https://example.org/calendar/"  # the builder's, in the tests (site_options)
 API_SITE = "https://calendar.example.org/"  # the sample's calendar.yaml

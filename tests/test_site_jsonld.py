@@ -15,7 +15,7 @@ import pytest
 import yaml
 from schemaorg_check import check
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 from calendar_app.site import Builder, Options, build
 from calendar_app.site.meta import shorten
 

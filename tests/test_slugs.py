@@ -1,4 +1,4 @@
-"""Tests for calendar_app.slugs."""
+"""Tests for calendar_app.model.slugs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calendar_app.slugs import RESERVED, is_safe_slug, sanitize_title, unique_slug
+from calendar_app.model.slugs import RESERVED, is_safe_slug, sanitize_title, unique_slug
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, SAMPLE, git
 
-from calendar_app import cli, starter
-from calendar_app.starter import StarterError, init_calendar, serving_content
+from calendar_app import cli
+from calendar_app.store import starter
+from calendar_app.store.starter import StarterError, init_calendar, serving_content
 
 
 def sample_files() -> set[str]:

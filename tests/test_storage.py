@@ -16,8 +16,8 @@ import pytest
 import yaml
 from conftest import BASE, git
 
-from calendar_app.app import create_app
 from calendar_app.editorial.fmt import canonical_text
+from calendar_app.http.app import create_app
 
 JAZZ_NIGHT = 106
 JAZZ_NIGHT_FILE = "events/2027/jazz-night-january-2027.yaml"

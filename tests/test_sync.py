@@ -31,11 +31,17 @@ from test_reliability_concurrency import (
     wait_for_port,
 )
 
-from calendar_app import yamlfile
-from calendar_app.app import create_app
 from calendar_app.cli import main as cli_main
-from calendar_app.fieldmerge import merge_texts
-from calendar_app.sync import CONFLICTS_DIR, SyncError, SyncSettings, prepare_clone, verify_webhook
+from calendar_app.http.app import create_app
+from calendar_app.store import yamlfile
+from calendar_app.sync.fieldmerge import merge_texts
+from calendar_app.sync.sync import (
+    CONFLICTS_DIR,
+    SyncError,
+    SyncSettings,
+    prepare_clone,
+    verify_webhook,
+)
 
 SECRET = "webhook-secret-for-tests"
 WEBHOOK = "/wp-json/calendar/v1/sync"

@@ -37,10 +37,11 @@ from test_sync import (
     started,
 )
 
-from calendar_app import gunicorn_conf, yamlfile
 from calendar_app.cli import build_parser
-from calendar_app.content import NETWORK_TIMEOUT
-from calendar_app.sync import CONFLICTS_DIR, SyncError, SyncSettings, pushed_ref
+from calendar_app.http import gunicorn_conf
+from calendar_app.store import yamlfile
+from calendar_app.store.content import NETWORK_TIMEOUT
+from calendar_app.sync.sync import CONFLICTS_DIR, SyncError, SyncSettings, pushed_ref
 
 
 # -- a remote that hangs -------------------------------------------------------------
@@ -357,7 +358,7 @@ def test_force_pushed_branch_is_adopted_not_undone(tmp_path: Path, remote: Path,
     git(editor, "commit", "-qam", "an editor's change on the rewritten branch")
     git(editor, "push", "-q", "--force", "origin", "main")
     rewritten = git(remote, "rev-parse", "main").strip()
-    with caplog.at_level("WARNING", logger="calendar_app.sync"):
+    with caplog.at_level("WARNING", logger="calendar_app.sync.sync"):
         resp = client.post(WEBHOOK, data=PUSH_BODY, headers=signed("github", PUSH_BODY))
     assert resp.status_code == 200 and resp.json["state"] == "pushed", resp.json
     on_remote = git(remote, "ls-tree", "-r", "--name-only", "main")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from whoosh import index as windex
 
-from calendar_app import index, textsearch
+from calendar_app.catalog import index, textsearch
 
 WORDS = ("jazz", "jazzy", "java", "blues", "bluegrass", "river", "rivet", "market", "film",
          "folk", "fold", "opera", "orchestra", "tango", "salsa", "zine", "poetry", "choir")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "lists"
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)

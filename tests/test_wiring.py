@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import NOW, SAMPLE, make_repo
 
-from calendar_app.app import create_app
+from calendar_app.http.app import create_app
 from calendar_app.site import Builder, Options
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .. import dates, yamlfile
-from ..catalog import EVENT_LINKS
-from ..findings import ERROR, WARNING, Finding, key_line, value_line
-from ..records import Record, valid_id
-from ..resources import RESOURCES
-from ..settings import WHOLE_NUMBER_SETTINGS, setting_number
+from ..catalog.catalog import EVENT_LINKS
+from ..model import dates
+from ..model.findings import ERROR, WARNING, Finding, key_line, value_line
+from ..model.records import Record, valid_id
+from ..model.resources import RESOURCES
+from ..model.settings import WHOLE_NUMBER_SETTINGS, setting_number
+from ..store import yamlfile
 from .snapshot import Snapshot
 from .validate import FileResult, check_file, suggest
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..findings import ERROR, Finding, key_line
-from ..idlease import Lease, read_leases
+from ..model.findings import ERROR, Finding, key_line
+from ..sync.idlease import Lease, read_leases
 from . import gitrev, snapshot
 from .check import ParseCache, TreeResult, check_tree
 

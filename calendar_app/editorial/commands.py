@@ -30,8 +30,8 @@ def _content_option(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..conflicts import conflict_findings
-    from ..findings import ERROR
+    from ..model.findings import ERROR
+    from ..store.conflicts import conflict_findings
     from . import report, snapshot
     from .check import ParseCache, check_tree
 
@@ -69,7 +69,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _not_canonical(result) -> list:
-    from ..findings import WARNING, Finding
+    from ..model.findings import WARNING, Finding
     from .fmt import FormatError, canonical_text
 
     out = []

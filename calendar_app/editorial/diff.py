@@ -10,8 +10,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import clock, recurrence, yamlfile
-from ..records import Record
+from ..model import clock, recurrence
+from ..model.records import Record
+from ..store import yamlfile
 from . import snapshot
 from .check import ParseCache, TreeResult, check_tree
 

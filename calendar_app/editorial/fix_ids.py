@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import slugs, yamlfile
-from ..fieldtypes import Links
-from ..idlease import Lease
-from ..resources import RESOURCES, yaml_fields
+from ..model import slugs
+from ..model.fieldtypes import Links
+from ..model.resources import RESOURCES, yaml_fields
+from ..store import yamlfile
+from ..sync.idlease import Lease
 from .check import ParseCache, TreeResult
 from .collisions import Against, against
 

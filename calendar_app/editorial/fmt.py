@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .. import records, yamlfile
-from ..records import RecordError
+from ..model import records
+from ..model.records import RecordError
+from ..store import yamlfile
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MODELINE = "# yaml-language-server:"

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable
 from typing import TextIO
 
-from ..findings import ERROR, Finding
+from ..model.findings import ERROR, Finding
 
 _COLOURS = {"error": "\033[31m", "warning": "\033[33m", "path": "\033[1m", "dim": "\033[2m"}
 _RESET = "\033[0m"

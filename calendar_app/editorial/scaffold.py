@@ -7,11 +7,12 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
-from .. import dates, records, slugs, yamlfile
-from ..clock import system_now
-from ..idlease import read_leases
-from ..records import RecordError
-from ..resources import RESOURCES
+from ..model import dates, records, slugs
+from ..model.clock import system_now
+from ..model.records import RecordError
+from ..model.resources import RESOURCES
+from ..store import yamlfile
+from ..sync.idlease import read_leases
 from . import snapshot
 from .check import check_tree
 from .validate import suggest

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..resources import RESOURCES, Field, Resource, yaml_fields
-from ..settings import DEFAULT_SETTINGS, PERFORMER_TYPES
+from ..model.resources import RESOURCES, Field, Resource, yaml_fields
+from ..model.settings import DEFAULT_SETTINGS, PERFORMER_TYPES
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 

@@ -10,9 +10,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..content import RETIRED_IDS_FILE, SETTINGS_FILE
-from ..records import valid_id
-from ..resources import RESOURCES
+from ..model.records import valid_id
+from ..model.resources import RESOURCES
+from ..store.content import RETIRED_IDS_FILE, SETTINGS_FILE
 from . import gitrev
 
 

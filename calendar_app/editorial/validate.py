@@ -11,11 +11,12 @@ import datetime as dt
 import difflib
 from dataclasses import dataclass, field
 
-from .. import dates, records, slugs, yamlfile
-from ..fieldtypes import DateTime
-from ..findings import ERROR, WARNING, Finding, key_line
-from ..records import Record, RecordError
-from ..resources import RESOURCES, Resource, yaml_fields
+from ..model import dates, records, slugs
+from ..model.fieldtypes import DateTime
+from ..model.findings import ERROR, WARNING, Finding, key_line
+from ..model.records import Record, RecordError
+from ..model.resources import RESOURCES, Resource, yaml_fields
+from ..store import yamlfile
 
 
 @dataclass

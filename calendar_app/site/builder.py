@@ -14,15 +14,16 @@ from itertools import chain
 from pathlib import Path
 from typing import TextIO
 
-from .. import dates, markup, parallel
-from ..catalog import Catalog, Problem, paused_gc
-from ..content import SETTINGS_FILE
-from ..findings import key_line
-from ..locations import DEFAULT_BASE_PATH, default_cache_dir
-from ..reader import Reader, open_reader
-from ..records import Record
-from ..settings import DEFAULT_SETTINGS, WHOLE_NUMBER_SETTINGS, setting_number
-from ..starter import BUNDLED_CONTENT
+from ..catalog.catalog import Catalog, Problem, paused_gc
+from ..catalog.reader import Reader, open_reader
+from ..model import dates, markup
+from ..model.findings import key_line
+from ..model.records import Record
+from ..model.settings import DEFAULT_SETTINGS, WHOLE_NUMBER_SETTINGS, setting_number
+from ..store import parallel
+from ..store.content import SETTINGS_FILE
+from ..store.locations import DEFAULT_BASE_PATH, default_cache_dir
+from ..store.starter import BUNDLED_CONTENT
 from . import feeds, ical, manifest, paths, safety, search, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel

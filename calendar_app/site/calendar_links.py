@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote
 
-from .. import dates
+from ..model import dates
 from .htmltext import html_to_text
 from .model import EventView, address_lines
 

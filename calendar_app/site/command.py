@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from ..starter import BUNDLED_CONTENT
+from ..store.starter import BUNDLED_CONTENT
 from . import safety
 from .builder import DEFAULT_OUT, Builder, Options, Report, print_problems
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 
-from .. import dates, markup
+from ..model import dates, markup
 from . import paths
 from .model import EventView, SiteModel
 from .pages import Pages, media_stamp

@@ -20,7 +20,8 @@ from urllib.parse import quote, urlsplit
 
 import icalendar
 
-from .. import dates, markup, occurrences, recurrence
+from ..catalog import occurrences
+from ..model import dates, markup, recurrence
 from .htmltext import html_to_text
 from .model import EventView, SiteModel, address_lines
 

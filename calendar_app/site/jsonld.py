@@ -4,8 +4,8 @@ same thing."""
 
 from __future__ import annotations
 
-from ..records import Record
-from ..represent import Representer
+from ..catalog.represent import Representer
+from ..model.records import Record
 
 
 def page_json_ld(rep: Representer, record: Record, body: dict) -> dict:

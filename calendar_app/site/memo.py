@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..catalog import Catalog
-from ..records import Record
-from ..represent import Representer
+from ..catalog.catalog import Catalog
+from ..catalog.represent import Representer
+from ..model.records import Record
 
 
 class CountingCatalog:

@@ -18,10 +18,11 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
-from .. import cost, dates, markup, occurrences
-from ..catalog import Catalog
-from ..records import Record
-from ..represent import Representer
+from ..catalog import occurrences
+from ..catalog.catalog import Catalog
+from ..catalog.represent import Representer
+from ..model import cost, dates, markup
+from ..model.records import Record
 from . import paths, zonenames
 
 PUBLISHED = "publish"

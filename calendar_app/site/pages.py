@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from jinja2 import Environment
 from markupsafe import Markup
 
-from .. import markup
-from ..records import Record
-from ..represent import dumps
+from ..catalog.represent import dumps
+from ..model import markup
+from ..model.records import Record
 from . import paths
 from .grid import WEEKDAYS, add_months, grid_days, month_agenda, month_grid, months_between
 from .jsonld import page_json_ld

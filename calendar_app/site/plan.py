@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
 
-from ..records import Record
+from ..model.records import Record
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, pass_context, select_autoescape
 from markupsafe import Markup, escape
 
-from .. import dates
+from ..model import dates
 from . import paths
 from .calendar_links import event_links, subscribe_links
 from .model import EventView

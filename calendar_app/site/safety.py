@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..content import SETTINGS_FILE
-from ..resources import RESOURCES
+from ..model.resources import RESOURCES
+from ..store.content import SETTINGS_FILE
 from . import manifest
 
 # Manifests a build leaves in its output folder: today's and the JSON one (until 2026-11).

@@ -23,7 +23,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from .. import cost, markup
+from ..model import cost, markup
 from . import paths
 from .model import EventView
 from .pages import Pages

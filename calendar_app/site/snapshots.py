@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import lists
-from ..errors import ApiError
-from ..locations import DEFAULT_BASE_PATH
-from ..reader import Reader
-from ..records import Record
-from ..represent import Representer, dumps
-from ..resources import RESOURCES
+from ..catalog import lists
+from ..catalog.reader import Reader
+from ..catalog.represent import Representer, dumps
+from ..model.errors import ApiError
+from ..model.records import Record
+from ..model.resources import RESOURCES
+from ..store.locations import DEFAULT_BASE_PATH
 from . import paths
 from .model import PUBLISHED, SiteModel
 from .pages import event_deps, media_stamp

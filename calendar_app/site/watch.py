@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..watcher import CONTENT_FOLDERS, Watcher
+from ..catalog.watcher import CONTENT_FOLDERS, Watcher
 from .builder import Builder, Report
 
 DEBOUNCE = 0.2  # seconds of quiet before rebuilding: one save is several events

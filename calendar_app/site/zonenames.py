@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from functools import lru_cache
 
-from .. import dates
+from ..model import dates
 
 # Names of single zones the abbreviations below would name wrongly.
 _BY_ZONE = {"America/Havana": "Cuba Time", "Cuba": "Cuba Time", "Asia/Taipei": "Taipei Time",

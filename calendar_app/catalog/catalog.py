@@ -19,11 +19,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .content import SETTINGS_FILE, ContentTree
-from .idlease import IdLeases, LeaseUnavailable
-from .parsing import Outcome, parse, parse_data, parse_many
-from .records import MAX_ID, Record, line_of, valid_id
-from .resources import EVENTS, RESOURCES
+from ..model.records import MAX_ID, Record, line_of, valid_id
+from ..model.resources import EVENTS, RESOURCES
+from ..store.content import SETTINGS_FILE, ContentTree
+from ..store.parsing import Outcome, parse, parse_data, parse_many
+from ..sync.idlease import IdLeases, LeaseUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -48,16 +48,17 @@ from urllib.parse import quote_plus
 
 import numpy as np
 
-from . import dates, discovery, errors, occurrences
+from ..model import dates, errors
+from ..model.errors import ApiError
+from ..model.formats import parse_bool, truthy
+from ..model.records import Record
+from ..model.resources import STATUSES, Resource
+from ..store.users import User
+from . import discovery, occurrences
 from .catalog import CatalogVersion
-from .errors import ApiError
 from .eventtable import seconds
-from .formats import parse_bool, truthy
 from .reader import Reader
-from .records import Record
 from .represent import Representer, dumps
-from .resources import STATUSES, Resource
-from .users import User
 
 # Statuses WordPress registers besides ours: accepted by `status`, never present here.
 _INTERNAL = ("auto-draft", "inherit", "tribe-ea-success", "tribe-ea-failed",

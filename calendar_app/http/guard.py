@@ -14,7 +14,7 @@ from collections import deque
 
 from flask import Flask, Response, current_app, request
 
-from .errors import ApiError
+from ..model.errors import ApiError
 
 DEFAULTS = {
     "MAX_QUERY_LENGTH": 4096,  # characters of query string

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .fieldbase import INT_ITEMS as _INT_ITEMS
-from .resources import RESOURCES, Field, Member, Resource
+from ..model.fieldbase import INT_ITEMS as _INT_ITEMS
+from ..model.resources import RESOURCES, Field, Member, Resource
 
 NAMESPACE = "tribe/events/v1"
 

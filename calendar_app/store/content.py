@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..model.resources import RESOURCES
+from ..model.settings import DEFAULT_SETTINGS
 from . import yamlfile
-from .resources import RESOURCES
-from .settings import DEFAULT_SETTINGS
 
 SETTINGS_FILE = "calendar.yaml"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -1,7 +1,7 @@
 """gunicorn settings for the calendar, shipped in the package so an installed copy has
 them too:
 
-    gunicorn -c python:calendar_app.gunicorn_conf -w 2 -b 127.0.0.1:8000 calendar_app.wsgi:app
+    gunicorn -c python:calendar_app.http.gunicorn_conf -w 2 -b 127.0.0.1:8000 calendar_app.http.wsgi:app
 
 Command-line options given after `-c` override these.
 """
@@ -22,7 +22,7 @@ limit_request_fields = 256
 timeout = 30
 
 # -- preloading -----------------------------------------------------------------------
-# The master loads the calendar (imports calendar_app.wsgi) once, before forking: at
+# The master loads the calendar (imports calendar_app.http.wsgi) once, before forking: at
 # 100,000 events a first load without a cache takes a minute or more, and a worker
 # loading it inside its first request was killed by the worker timeout (30 s), again
 # and again. Workers share the loaded records copy-on-write; each opens its own index

@@ -45,10 +45,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import clock as clocks
-from . import fieldmerge, slugs, yamlfile
-from .conflicts import CONFLICTS_DIR
-from .content import NETWORK_TIMEOUT, ContentTree, git_env, run_git
+from ..model import clock as clocks
+from ..model import slugs
+from ..store import yamlfile
+from ..store.conflicts import CONFLICTS_DIR
+from ..store.content import NETWORK_TIMEOUT, ContentTree, git_env, run_git
+from . import fieldmerge
 
 log = logging.getLogger(__name__)
 
@@ -462,7 +464,7 @@ class RemoteSync:
         self.spool.write_text("")
         # .retired-ids is a set of lines: both sides' additions are kept.
         self.attributes.write_text("*.yaml merge=calendar\n.retired-ids merge=union\n")
-        driver = (f"{shlex.quote(sys.executable)} -m calendar_app.fieldmerge "
+        driver = (f"{shlex.quote(sys.executable)} -m calendar_app.sync.fieldmerge "
                   "%O %A %B %P")
         config = ["-c", f"core.attributesFile={self.attributes}",
                   "-c", f"merge.calendar.driver={driver}",

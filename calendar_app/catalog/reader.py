@@ -13,13 +13,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import clock as clocks
-from . import firstseen, policy, settings
+from ..model import clock as clocks
+from ..model import settings
+from ..model.records import Record
+from ..store import firstseen
+from ..store.content import ContentTree, GitError
+from ..store.users import User
+from . import policy
 from .catalog import Catalog, CatalogVersion
-from .content import ContentTree, GitError
 from .eventtable import EventTable, event_table
-from .records import Record
-from .users import User
 
 log = logging.getLogger(__name__)
 # (catalog version, search text) -> ids of the matching events, sorted.

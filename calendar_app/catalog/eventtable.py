@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..model.resources import STATUSES
 from . import occurrences
 from .catalog import CatalogVersion
-from .resources import STATUSES
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _SECOND = dt.timedelta(seconds=1)

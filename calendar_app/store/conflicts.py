@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..model.findings import WARNING, Finding
 from . import yamlfile
-from .findings import WARNING, Finding
 
 CONFLICTS_DIR = ".calendar/conflicts"
 

@@ -3,9 +3,9 @@ or build without a cache parses every file, and YAML is most of that time)."""
 
 from __future__ import annotations
 
+from ..model.records import RecordError, from_file, line_of
 from . import parallel, yamlfile
 from .content import ContentTree
-from .records import RecordError, from_file, line_of
 
 PARALLEL_MIN = 2000  # files; below this a fork (and pickling the results) does not pay
 

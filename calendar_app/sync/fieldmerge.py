@@ -13,7 +13,7 @@ calls "ours" (%A) is the upstream's side: the remote. %B is the local commit bei
 replayed. The driver writes the result into %A and exits 0; exit 1 leaves the file
 to sync.py's own resolution of stopped rebases (remote wins, ours recorded whole).
 
-    python -m calendar_app.fieldmerge BASE REMOTE OURS PATH
+    python -m calendar_app.sync.fieldmerge BASE REMOTE OURS PATH
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import os
 import sys
 from pathlib import Path
 
-from . import parsing, yamlfile
-from .resources import RESOURCES, yaml_fields
+from ..model.resources import RESOURCES, yaml_fields
+from ..store import parsing, yamlfile
 
 SPOOL_ENV = "CALENDAR_SYNC_SPOOL"
 # Keys that record when the file last changed: both sides changing them is no conflict,

@@ -26,8 +26,8 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from ..model.resources import RESOURCES
 from .catalog import Catalog
-from .resources import RESOURCES
 
 log = logging.getLogger(__name__)
 

@@ -16,16 +16,18 @@ from urllib.parse import parse_qsl
 from flask import Blueprint, Flask, Response, current_app, g, request, send_file
 from werkzeug.exceptions import HTTPException, NotFound
 
-from . import discovery, errors, guard, lists, occurrences
-from .errors import ApiError
-from .policy import may_read
-from .records import UNSTORABLE_TEXT, Record
-from .represent import Representer, dumps
-from .resources import RESOURCES, Resource
-from .service import term_capability
-from .sync import pushed_ref, verify_webhook
-from .users import User
-from .wiring import Calendar
+from ..catalog import discovery, lists, occurrences
+from ..catalog.policy import may_read
+from ..catalog.represent import Representer, dumps
+from ..model import errors
+from ..model.errors import ApiError
+from ..model.records import UNSTORABLE_TEXT, Record
+from ..model.resources import RESOURCES, Resource
+from ..service import term_capability
+from ..store.users import User
+from ..sync.sync import pushed_ref, verify_webhook
+from ..wiring import Calendar
+from . import guard
 
 COLLECTIONS = ", ".join(RESOURCES)
 SINGLE_VERBS = ("GET", "DELETE", "POST", "PUT", "PATCH")

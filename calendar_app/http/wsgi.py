@@ -1,4 +1,4 @@
-"""WSGI entry point for production servers: `gunicorn -w 2 calendar_app.wsgi:app`.
+"""WSGI entry point for production servers: `gunicorn -w 2 calendar_app.http.wsgi:app`.
 
 Configured from the environment: CALENDAR_CONTENT (content tree, default the per-user
 demo calendar made from the bundled sample), CALENDAR_USERS (users file), CALENDAR_CACHE
@@ -12,9 +12,9 @@ CALENDAR_ID_LEASE_TIMEOUT (seconds for one lease's fetch and push, 10).
 
 import os
 
+from ..store.content import NETWORK_TIMEOUT
+from ..store.starter import serving_content
 from .app import create_app
-from .content import NETWORK_TIMEOUT
-from .starter import serving_content
 
 _remote = os.environ.get("CALENDAR_REMOTE")
 app = create_app({

@@ -17,10 +17,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from . import dates, recurrence
+from ..model import dates, recurrence
+from ..model.records import MAX_JSON_ID, OCCURRENCE_BASE, Record
+from ..model.records import OCCURRENCE_SLOTS as SLOTS  # recurrence.MAX_OCCURRENCES is below
 from .catalog import CatalogVersion
-from .records import MAX_JSON_ID, OCCURRENCE_BASE, Record
-from .records import OCCURRENCE_SLOTS as SLOTS  # recurrence.MAX_OCCURRENCES is below
 
 
 def occurrence_id(series_id: int, number: int) -> int:

@@ -22,10 +22,12 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from . import cost, dates, firstseen, markup, occurrences, recurrence
+from ..model import cost, dates, markup, recurrence
+from ..model.records import Record, stateprovince
+from ..store import firstseen
+from . import occurrences
 from .catalog import Catalog
 from .policy import readable_by_anyone
-from .records import Record, stateprovince
 
 _HIDDEN = ("draft", "pending", "future", "trash", "private")
 

@@ -15,7 +15,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .resources import RESOURCES
+from ..model.resources import RESOURCES
 
 _CACHE_NAME = "first-seen.json"
 

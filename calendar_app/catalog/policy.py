@@ -4,8 +4,8 @@ reader). Who may write is the service's (`Service.may_edit`, `Service.require`).
 
 from __future__ import annotations
 
-from .records import Record
-from .users import User
+from ..model.records import Record
+from ..store.users import User
 
 
 def readable_by_anyone(record: Record) -> bool:

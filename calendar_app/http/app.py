@@ -7,11 +7,11 @@ from pathlib import Path
 
 from flask import Flask
 
-from .idlease import DEFAULT_BLOCK, LEASE_TIMEOUT
-from .locations import DEFAULT_BASE_PATH, default_users_file
-from .starter import ensure_demo
-from .sync import NETWORK_TIMEOUT, SyncSettings, seconds
-from .wiring import open_calendar
+from ..store.locations import DEFAULT_BASE_PATH, default_users_file
+from ..store.starter import ensure_demo
+from ..sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT
+from ..sync.sync import NETWORK_TIMEOUT, SyncSettings, seconds
+from ..wiring import open_calendar
 
 
 def create_app(config: dict | None = None) -> Flask:

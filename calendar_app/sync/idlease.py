@@ -44,9 +44,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import clock as clocks
-from .content import NETWORK_TIMEOUT, git_env, run_git
-from .records import MAX_ID
+from ..model import clock as clocks
+from ..model.records import MAX_ID
+from ..store.content import NETWORK_TIMEOUT, git_env, run_git
 
 log = logging.getLogger(__name__)
 LEASES_REF = "refs/calendar/id-leases"

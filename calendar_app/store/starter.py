@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # calendar_app/
 # An installed wheel carries the sample as package data (pyproject maps content/ to
 # calendar_app/sample); a checkout or an editable install has it at the top level.
 BUNDLED_CONTENT = next((p for p in (_PACKAGE / "sample", _PACKAGE.parent / "content")

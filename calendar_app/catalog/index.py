@@ -41,10 +41,10 @@ from whoosh.analysis import LowercaseFilter, RegexTokenizer
 from whoosh.codec.whoosh3 import W3Codec, W3PerDocReader
 from whoosh.fields import COLUMN, ID, FieldType, Schema
 
+from ..model.records import Record
+from ..model.resources import EVENTS, RESOURCES
 from . import textsearch
 from .catalog import Catalog, CatalogVersion, paused_gc
-from .records import Record
-from .resources import EVENTS, RESOURCES
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""The HTTP interface: the Flask app, its views, /doc, guards."""

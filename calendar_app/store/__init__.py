@@ -1,0 +1,1 @@
+"""The record store: the YAML tree, its git history, the users file."""

@@ -1,0 +1,1 @@
+"""Sync with a shared remote: fetch, merge, push, id leases."""
