@@ -10,8 +10,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "calendar_app"
 # Lowest first: a module may import its own layer and any layer before it. The site
 # and the editorial tools stand beside the HTTP interface: none of the three imports
 # another.
-LAYERS = (("model",), ("store",), ("sync",), ("catalog",), ("service",), ("wiring",),
-          ("http", "site", "editorial"), ("cli",))
+LAYERS = (("model",), ("store",), ("sync",), ("catalog",), ("linking",), ("service",),
+          ("wiring",), ("http", "site", "editorial"), ("cli",))
 COMMANDS = ("trash", "__main__")  # the command line's own modules
 
 
