@@ -55,10 +55,10 @@ from ..model.records import Record
 from ..model.resources import STATUSES, Resource
 from ..store.users import User
 from . import discovery, occurrences
-from .catalog import CatalogVersion
 from .eventtable import seconds
 from .reader import Reader
 from .represent import Representer, dumps
+from .version import CatalogVersion
 
 # Statuses WordPress registers besides ours: accepted by `status`, never present here.
 _INTERNAL = ("auto-draft", "inherit", "tribe-ea-success", "tribe-ea-failed",
