@@ -10,7 +10,6 @@ import gc
 import hashlib
 import logging
 import os
-import pickle
 import re
 import secrets
 import threading
@@ -20,20 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model.records import MAX_ID, Record, line_of, valid_id
-from ..model.resources import EVENTS, RESOURCES
+from ..model.resources import EVENTS
 from ..store.content import SETTINGS_FILE, ContentTree
 from ..store.parsing import Outcome, parse, parse_data, parse_many
 from ..sync.idlease import IdLeases, LeaseUnavailable
+from .startcache import DELTA_FRACTION, DELTA_LIMIT, read_cache, scan_stats, write_cache
+from .version import CatalogVersion
 
 log = logging.getLogger(__name__)
 
-# Bump when Record/Problem or the parsing rules change: old start-up caches are ignored.
-CACHE_FORMAT = 4
-# The start-up cache is a base file plus a small delta of the paths changed since the
-# base was written: rewriting 100k records (~200 MB) per write or catch-up costs
-# seconds, the delta milliseconds. The base is rewritten once the delta grows past this.
-DELTA_LIMIT = 2000
-DELTA_FRACTION = 20  # ... or past 1/20 of the tree
 # Above this many records, what a load created is moved out of the collector's sight
 # (gc.freeze): later collections would otherwise walk millions of long-lived objects.
 FREEZE_ABOVE = 10_000
@@ -55,91 +49,6 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}" if self.line else (
             f"{self.path}: {self.message}")
-
-
-class CatalogVersion:
-    """One complete state of the catalog: records, lookups, links and settings.
-
-    A published version is never changed. A request takes one (`Catalog.pin`) and
-    reads it from start to end; a change builds the next version beside it (the maps
-    copied, the records shared) and publishes it in one assignment, so no reader ever
-    sees a change half applied. What is derived from a version (term counts, the
-    event columns, finished list bodies) lives on it (`derive`) and goes with it.
-    """
-
-    def __init__(self, version: int, records: dict[int, Record],
-                 slugs: dict[str, dict[str, int]], paths: dict[str, int],
-                 backlinks: dict[tuple[str, str], set[int]], settings: dict) -> None:
-        self.version = version
-        self.records = records
-        self.slugs = slugs
-        self.paths = paths
-        # (collection, slug) -> ids of records linking to it (events, child categories)
-        self.backlinks = backlinks
-        self.settings = settings
-        self._derived: dict[object, object] = {}
-        self._derive_lock = threading.Lock()
-
-    @classmethod
-    def empty(cls, settings: dict) -> CatalogVersion:
-        return cls(0, {}, {name: {} for name in RESOURCES}, {}, {}, settings)
-
-    def successor(self) -> CatalogVersion:
-        """A working copy for the next version. Link sets are shared until changed
-        (`Catalog._links`); ~15 ms at 100,000 events, well under a git commit."""
-        return CatalogVersion(self.version + 1, dict(self.records),
-                              {c: dict(m) for c, m in self.slugs.items()}, dict(self.paths),
-                              dict(self.backlinks), self.settings)
-
-    def derive(self, key: object, build: Callable[[], object]) -> object:
-        """What `build` makes from this version, made once."""
-        try:
-            return self._derived[key]
-        except KeyError:
-            pass
-        with self._derive_lock:
-            if key not in self._derived:
-                self._derived[key] = build()
-            return self._derived[key]
-
-    # -- lookups ---------------------------------------------------------------
-    def get(self, record_id: int, collection: str | None = None) -> Record | None:
-        record = self.records.get(record_id)
-        if record is None or (collection and record.collection != collection):
-            return None
-        return record
-
-    def by_slug(self, collection: str, slug: str) -> Record | None:
-        record_id = self.slugs[collection].get(slug)
-        return None if record_id is None else self.records.get(record_id)
-
-    def all(self, collection: str) -> list[Record]:
-        return [self.records[i] for i in self.slugs[collection].values()]
-
-    def linked(self, collection: str, slug: str) -> list[Record]:
-        """Records (events, or child categories) that link to this record."""
-        return [self.records[i] for i in sorted(self.backlinks.get((collection, slug), ()))
-                if i in self.records]
-
-    def resolve(self, collection: str, slugs: object) -> list[Record]:
-        """The existing records named by a slug or list of slugs, in the given order."""
-        items = slugs if isinstance(slugs, list) else [slugs] if slugs else []
-        found = (self.by_slug(collection, s) for s in items)
-        return [r for r in found if r is not None]
-
-    def term_count(self, record: Record) -> int:
-        """Published events carrying a term (the plugin's `count`), memoized: every
-        embedded term of every listed event asks for it."""
-        counts: dict = self.derive("term-counts", dict)  # type: ignore[assignment]
-        key = (record.collection, record.slug)
-        count = counts.get(key)
-        if count is None:
-            records = self.records
-            count = counts[key] = sum(
-                1 for i in self.backlinks.get(key, ())
-                if (r := records.get(i)) is not None and r.collection == "events"
-                and r.status == "publish")
-        return count
 
 
 class Catalog:
@@ -277,7 +186,7 @@ class Catalog:
                 self.save_cache(cache_file)
             return
         with paused_gc():
-            token, cached = _read_cache(cache_file) if cache_file else (None, {})
+            token, cached = read_cache(cache_file) if cache_file else (None, {})
             current = scan_stats(self.tree.root)
             self._cache_token = token
             self._install(current, cached)
@@ -517,16 +426,7 @@ class Catalog:
                 self._cache_token = token
                 self._cache_delta = set()
             self.cache_dirty = False
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        delta_file = _delta_file(cache_file)
-        if full:
-            # A stale delta must never be applied to the new base: remove it first.
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(delta_file)
-            _dump(cache_file, (CACHE_FORMAT, str(self.tree.root), token,
-                               list(entries), list(entries.values())))
-        else:
-            _dump(delta_file, (CACHE_FORMAT, token, entries))
+        write_cache(cache_file, self.tree.root, token, entries, full)
 
     # -- changing --------------------------------------------------------------
     def _notify(self, relpaths: set[str], origin: str) -> None:
@@ -678,77 +578,5 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def scan_stats(root: Path) -> dict[str, tuple[int, int]]:
-    """relpath -> (mtime_ns, size) of every record file (the rules of
-    `ContentTree.scan`: `.yaml` files in the collection folders and their subfolders,
-    hidden names and symlinks skipped). Plain strings, no Path objects: at 100k files
-    the per-file `resolve()` of `ContentTree.scan` alone took seconds."""
-    found: dict[str, tuple[int, int]] = {}
-
-    def walk(folder: str, prefix: str) -> None:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    walk(entry.path, f"{prefix}{name}/")
-                elif name.endswith(".yaml") and entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    found[prefix + name] = (st.st_mtime_ns, st.st_size)
-
-    for collection in RESOURCES:
-        base = os.path.join(root, collection)
-        if os.path.isdir(base):
-            walk(base, f"{collection}/")
-    return found
-
-
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def _delta_file(cache_file: Path) -> Path:
-    return cache_file.with_name(f"{cache_file.name}.delta")
-
-
-def _dump(path: Path, value: object) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)
-
-
-def _load(path: Path) -> object:
-    try:
-        with open(path, "rb") as fh:
-            return pickle.load(fh)
-    except (OSError, ValueError, EOFError, pickle.UnpicklingError, AttributeError,
-            TypeError, ImportError, IndexError):
-        return None
-
-
-def _read_cache(cache_file: Path) -> tuple[str | None, dict[str, tuple[tuple[int, int],
-                                                                          object]]]:
-    """(token of the base, relpath -> (stat, item)) from the base and its delta. Any
-    entry is only a hint: it is used when the file's stat still matches."""
-    base = _load(cache_file)
-    try:
-        fmt, _root, token, paths, items = base  # type: ignore[misc]
-    except (TypeError, ValueError):
-        return None, {}
-    if fmt != CACHE_FORMAT or len(paths) != len(items):
-        return None, {}
-    entries = dict(zip(paths, items, strict=True))
-    delta = _load(_delta_file(cache_file))
-    try:
-        dfmt, dtoken, changes = delta  # type: ignore[misc]
-    except (TypeError, ValueError):
-        return token, entries
-    if dfmt == CACHE_FORMAT and dtoken == token:
-        for relpath, entry in changes.items():
-            if entry is None:
-                entries.pop(relpath, None)
-            else:
-                entries[relpath] = entry
-    return token, entries

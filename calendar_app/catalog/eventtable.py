@@ -15,7 +15,7 @@ import numpy as np
 
 from ..model.resources import STATUSES
 from . import occurrences
-from .catalog import CatalogVersion
+from .version import CatalogVersion
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _SECOND = dt.timedelta(seconds=1)

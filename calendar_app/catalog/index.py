@@ -44,7 +44,8 @@ from whoosh.fields import COLUMN, ID, FieldType, Schema
 from ..model.records import Record
 from ..model.resources import EVENTS, RESOURCES
 from . import textsearch
-from .catalog import Catalog, CatalogVersion, paused_gc
+from .catalog import Catalog, paused_gc
+from .version import CatalogVersion
 
 log = logging.getLogger(__name__)
 

@@ -53,9 +53,9 @@ from ..model.records import Record
 from ..model.resources import STATUSES, Resource
 from ..store.users import User
 from . import discovery, occurrences, selection
-from .catalog import CatalogVersion
 from .reader import Reader
 from .represent import Representer, dumps
+from .version import CatalogVersion
 
 # Statuses WordPress registers besides ours: accepted by `status`, never present here.
 _INTERNAL = ("auto-draft", "inherit", "tribe-ea-success", "tribe-ea-failed",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..model import dates, recurrence
 from ..model.records import MAX_JSON_ID, OCCURRENCE_BASE, Record
 from ..model.records import OCCURRENCE_SLOTS as SLOTS  # recurrence.MAX_OCCURRENCES is below
-from .catalog import CatalogVersion
+from .version import CatalogVersion
 
 
 def occurrence_id(series_id: int, number: int) -> int:

@@ -20,8 +20,9 @@ from ..store import firstseen
 from ..store.content import ContentTree, GitError
 from ..store.users import User
 from . import policy
-from .catalog import Catalog, CatalogVersion
+from .catalog import Catalog
 from .eventtable import EventTable, event_table
+from .version import CatalogVersion
 
 log = logging.getLogger(__name__)
 # (catalog version, search text) -> ids of the matching events, sorted.

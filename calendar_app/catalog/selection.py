@@ -15,8 +15,8 @@ import numpy as np
 
 from ..model.records import Record
 from ..model.resources import STATUSES
-from .catalog import CatalogVersion
 from .eventtable import seconds
+from .version import CatalogVersion
 
 if TYPE_CHECKING:  # lists imports this module: the query type is only annotated here
     from .lists import Query
