@@ -25,7 +25,7 @@ from ..model.records import UNSTORABLE_TEXT, Record
 from ..model.resources import RESOURCES, Resource
 from ..service import term_capability
 from ..store.users import User
-from ..sync.sync import pushed_ref, verify_webhook
+from ..sync.webhook import pushed_ref, verify_webhook
 from ..wiring import Calendar
 from . import guard
 
