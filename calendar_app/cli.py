@@ -19,15 +19,9 @@ from .store.locations import command_tree, default_users_file
 from .store.starter import StarterError, serving_content
 from .store.starter import register as register_starter
 from .store.users import ROLES, UserStore
-from .sync.sync import (
-    PUSH_MODES,
-    STATE_FILE,
-    RemoteSync,
-    SyncError,
-    SyncSettings,
-    poll_problem,
-    read_state,
-)
+from .sync.settings import PUSH_MODES, SyncError, SyncSettings, poll_problem
+from .sync.state import STATE_FILE, read_state
+from .sync.sync import RemoteSync
 from .trash import register as register_trash
 
 

@@ -22,8 +22,10 @@ from .store import firstseen
 from .store.content import ContentTree
 from .store.locations import default_cache_dir
 from .store.users import UserStore
+from .sync.clone import prepare_clone
 from .sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT, IdLeases
-from .sync.sync import RemoteSync, SyncSettings, prepare_clone
+from .sync.settings import SyncSettings
+from .sync.sync import RemoteSync
 
 log = logging.getLogger(__name__)
 

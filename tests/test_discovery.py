@@ -12,12 +12,11 @@ from calendar_app.catalog import discovery
 from calendar_app.catalog.discovery import (
     LIST_PARAMS,
     NAMESPACE,
-    PARTIAL_UPDATE_NOTE,
     SINGLE_ARGS,
     namespace_index,
-    openapi_document,
     wp_json_index,
 )
+from calendar_app.catalog.openapi import PARTIAL_UPDATE_NOTE, openapi_document
 from calendar_app.model.resources import RESOURCES, Field
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared/reference/tec"

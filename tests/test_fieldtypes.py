@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from calendar_app.catalog import discovery, index
+from calendar_app.catalog import index, openapi
 from calendar_app.editorial import schema
 from calendar_app.model import fieldtypes, records
 from calendar_app.model.errors import ApiError
@@ -123,7 +123,7 @@ def test_a_new_type_is_one_class(monkeypatch: pytest.MonkeyPatch) -> None:
     assert schema.resource_schema(RESOURCES["events"])["properties"]["box_office"] == {
         "description": "The box office phone number", "type": "string",
         "pattern": r"^\+?[0-9 ]+$"}
-    members = discovery.openapi_document("http://x/", {"per_page": 10, "start_date": "",
+    members = openapi.openapi_document("http://x/", {"per_page": 10, "start_date": "",
                                                        "end_date": ""})
     assert members["components"]["schemas"]["Event"]["properties"]["box_office"] == {
         "type": "string", "format": "tel", "description": "The box office phone number"}

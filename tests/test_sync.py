@@ -34,14 +34,11 @@ from test_reliability_concurrency import (
 from calendar_app.cli import main as cli_main
 from calendar_app.http.app import create_app
 from calendar_app.store import yamlfile
+from calendar_app.store.conflicts import CONFLICTS_DIR
+from calendar_app.sync.clone import prepare_clone
 from calendar_app.sync.fieldmerge import merge_texts
-from calendar_app.sync.sync import (
-    CONFLICTS_DIR,
-    SyncError,
-    SyncSettings,
-    prepare_clone,
-    verify_webhook,
-)
+from calendar_app.sync.settings import SyncError, SyncSettings
+from calendar_app.sync.webhook import verify_webhook
 
 SECRET = "webhook-secret-for-tests"
 WEBHOOK = "/wp-json/calendar/v1/sync"

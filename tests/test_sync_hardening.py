@@ -40,8 +40,10 @@ from test_sync import (
 from calendar_app.cli import build_parser
 from calendar_app.http import gunicorn_conf
 from calendar_app.store import yamlfile
+from calendar_app.store.conflicts import CONFLICTS_DIR
 from calendar_app.store.content import NETWORK_TIMEOUT
-from calendar_app.sync.sync import CONFLICTS_DIR, SyncError, SyncSettings, pushed_ref
+from calendar_app.sync.settings import SyncError, SyncSettings
+from calendar_app.sync.webhook import pushed_ref
 
 
 # -- a remote that hangs -------------------------------------------------------------

@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 from flask import Blueprint, Flask, Response, current_app, g, request, send_file
 from werkzeug.exceptions import HTTPException, NotFound
 
-from ..catalog import discovery, lists, occurrences
+from ..catalog import discovery, lists, occurrences, openapi
 from ..catalog.policy import may_read
 from ..catalog.represent import Representer, dumps
 from ..model import errors
@@ -25,7 +25,7 @@ from ..model.records import UNSTORABLE_TEXT, Record
 from ..model.resources import RESOURCES, Resource
 from ..service import term_capability
 from ..store.users import User
-from ..sync.sync import pushed_ref, verify_webhook
+from ..sync.webhook import pushed_ref, verify_webhook
 from ..wiring import Calendar
 from . import guard
 
@@ -303,8 +303,8 @@ def namespace_index() -> Response:
 def doc() -> Response:
     # Where this interface answers, port included (the plugin drops the port, which
     # sends clients of a site on a non-default port to the wrong server).
-    return respond(discovery.openapi_document(rest_root() + "/",
-                                              lists.request_defaults(calendar().reader)))
+    return respond(openapi.openapi_document(rest_root() + "/",
+                                            lists.request_defaults(calendar().reader)))
 
 
 @bp.route(f"/<any({COLLECTIONS}):collection>", methods=["GET", "POST"], strict_slashes=False)

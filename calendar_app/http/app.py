@@ -10,7 +10,7 @@ from flask import Flask
 from ..store.locations import DEFAULT_BASE_PATH, default_users_file
 from ..store.starter import ensure_demo
 from ..sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT
-from ..sync.sync import NETWORK_TIMEOUT, SyncSettings, seconds
+from ..sync.settings import NETWORK_TIMEOUT, SyncSettings, seconds
 from ..wiring import open_calendar
 
 

@@ -28,10 +28,7 @@ catalog re-reads them, the journal tells the other workers) before the lock is l
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import hashlib
-import hmac
 import json
 import logging
 import os
@@ -49,18 +46,16 @@ from ..model import clock as clocks
 from ..model import slugs
 from ..store import yamlfile
 from ..store.conflicts import CONFLICTS_DIR
-from ..store.content import NETWORK_TIMEOUT, ContentTree, git_env, run_git
+from ..store.content import ContentTree
 from . import fieldmerge
+from .clone import git_call, git_reason
+from .settings import RemoteStalled, SyncError, SyncSettings
+from .state import STATE_FILE, read_state, write_state
 
 log = logging.getLogger(__name__)
 
-PUSH_MODES = ("wait", "queue")
-STATE_FILE = "sync-state.json"
 MAX_ROUNDS = 5  # push refused, fetch, rebase, push again: give up (queued) after this
 RETRY_SECONDS = 10.0  # a failed exchange is tried again this soon, polling or not
-# The first clone happens before serving (gunicorn's master, `serve`), outside any
-# request, and may bring a large history: it gets longer than one exchange.
-CLONE_TIMEOUT = 600.0
 AUTHOR = "calendar-app <calendar-app@localhost>"
 # git's words for a push refused because the remote branch moved on. Two pushes that
 # arrive together at one server: the second one's ref update finds the ref already moved
@@ -68,58 +63,6 @@ AUTHOR = "calendar-app <calendar-app@localhost>"
 # ref)"), a lost race like a non-fast-forward, not a broken remote.
 _REFUSED = re.compile(r"\[rejected\]|non-fast-forward|fetch first|\[remote rejected\].*"
                       r"(?:lock|stale|failed to update ref)|stale info|cannot lock ref")
-
-
-class SyncError(RuntimeError):
-    """Sync cannot be set up or an exchange failed; the message says why."""
-
-
-class RemoteStalled(SyncError):
-    """A network git call got no answer in time (and was killed)."""
-
-
-@dataclass(frozen=True)
-class SyncSettings:
-    remote: str  # a remote's name in the clone, or the URL to clone from
-    branch: str = "main"
-    webhook_secret: str = ""
-    poll: float = 0.0  # seconds between fetches; 0: webhooks only
-    push: str = "wait"  # see the module docstring
-    timeout: float = NETWORK_TIMEOUT  # seconds for the network calls of one exchange
-
-    def __post_init__(self) -> None:
-        if self.push not in PUSH_MODES:
-            raise SyncError(f"push mode must be one of {', '.join(PUSH_MODES)}, "
-                            f"not {self.push!r}")
-        problem = poll_problem(self.poll) or timeout_problem(self.timeout)
-        if problem:
-            raise SyncError(problem)
-
-
-MIN_POLL = 0.1  # seconds: a shorter period is a busy loop, not polling
-
-
-def poll_problem(value: float) -> str:
-    """What is wrong with a polling period ("" when nothing): 0 is off."""
-    if not isinstance(value, (int, float)) or not (value == 0 or MIN_POLL <= value < 1e9):
-        return (f"the polling period must be 0 (off) or a number of seconds from "
-                f"{MIN_POLL:g}, not {value!r}")
-    return ""
-
-
-def seconds(value: object, name: str) -> float:
-    """A setting in seconds as given: a number, or text (the environment)."""
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise SyncError(f"{name} must be a number of seconds, not {value!r}") from None
-
-
-def timeout_problem(value: float) -> str:
-    """What is wrong with a network timeout ("" when nothing)."""
-    if not isinstance(value, (int, float)) or not 0 < value < 1e9:
-        return f"the network timeout must be a positive number of seconds, not {value!r}"
-    return ""
 
 
 @dataclass(frozen=True)
@@ -130,84 +73,6 @@ class SyncResult:
     head: str
     changed: frozenset[str] = frozenset()
     error: str = ""
-
-
-def _reason(output: str) -> str:
-    """git's own reason in its output: the first `fatal:`/`error:` line (what follows
-    is advice such as "Please make sure you have the correct access rights")."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    own = [line for line in lines if line.startswith(("fatal:", "error:", "remote: error"))]
-    return (own or lines or ["no message"])[0]
-
-
-def _run(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
-         timeout: float | None = None, input: str | None = None) -> subprocess.CompletedProcess:
-    full = git_env(GIT_EDITOR="true",  # rebase --continue keeps messages as they are
-                   LC_ALL="C")  # git's messages are parsed (_REFUSED)
-    full.update(env or {})
-    try:
-        proc = run_git(cwd, list(args), full, timeout, input)
-    except subprocess.TimeoutExpired:
-        raise RemoteStalled(f"git {args[0]} got no answer from the remote within "
-                            f"{timeout:.3g} s (stopped)") from None
-    if check and proc.returncode:
-        raise SyncError(f"git {args[0]} failed: {_reason(proc.stderr or proc.stdout)}")
-    return proc
-
-
-def prepare_clone(content: Path, settings: SyncSettings) -> str:
-    """Clone the remote into `content` when it is missing or empty; else check that
-    the clone there knows the remote (by name or URL). Returns the remote's name.
-    Credentials are git's (ssh keys, credential helpers): nothing is stored here."""
-    content = Path(content)
-    if not content.exists() or (content.is_dir() and not any(content.iterdir())):
-        content.parent.mkdir(parents=True, exist_ok=True)
-        _run(content.parent, "clone", "-q", "--branch", settings.branch, "--origin",
-             "origin", settings.remote, str(content.absolute()), timeout=CLONE_TIMEOUT)
-        return "origin"
-    if _run(content, "rev-parse", "--show-toplevel", check=False).returncode:
-        raise SyncError(f"{content} is not a git clone; give an empty folder to clone "
-                        f"{settings.remote} into")
-    names = _run(content, "remote").stdout.split()
-    if settings.remote in names:
-        return settings.remote
-    for name in names:
-        url = _run(content, "remote", "get-url", name).stdout.strip()
-        if url == settings.remote:
-            return name
-    raise SyncError(f"the clone in {content} has no remote named or at {settings.remote}: "
-                    f"add it (git remote add origin URL) or serve an empty folder")
-
-
-def verify_webhook(header: Callable[[str], str | None], body: bytes, secret: str) -> str:
-    """The forge whose signature on `body` is valid ("github", "gitea", "gitlab"), or
-    "" when none is: GitHub's X-Hub-Signature-256 ("sha256=" + HMAC-SHA256 hex), Gitea's
-    X-Gitea-Signature (HMAC-SHA256 hex), GitLab's X-Gitlab-Token (the secret itself)."""
-    if not secret:
-        return ""
-    digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    github = header("X-Hub-Signature-256") or ""
-    if github and hmac.compare_digest(github.strip().lower(), f"sha256={digest}"):
-        return "github"
-    gitea = header("X-Gitea-Signature") or ""
-    if gitea and hmac.compare_digest(gitea.strip().lower(), digest):
-        return "gitea"
-    token = header("X-Gitlab-Token") or ""
-    if token and hmac.compare_digest(token.encode(), secret.encode()):
-        return "gitlab"
-    return ""
-
-
-def pushed_ref(body: bytes) -> str:
-    """The ref a forge's push event names (`ref`, the same key on GitHub, GitLab and
-    Gitea); "" when the body names none (a ping, another event): fetch to be sure.
-    Raises ValueError when the body is not JSON this can read (nested too deep too)."""
-    try:
-        payload = json.loads(body)
-    except RecursionError:
-        raise ValueError("the JSON is nested too deeply") from None
-    ref = payload.get("ref") if isinstance(payload, dict) else None
-    return ref if isinstance(ref, str) and ref.startswith("refs/") else ""
 
 
 class RemoteSync:
@@ -244,7 +109,7 @@ class RemoteSync:
         root = self.tree.git_root
         if root is None:
             raise SyncError(f"{self.tree.root} is not in a git repository")
-        return _run(root, *args, check=check, env=env, timeout=timeout, input=input)
+        return git_call(root, *args, check=check, env=env, timeout=timeout, input=input)
 
     def _rev(self, ref: str) -> str:
         return self.git("rev-parse", "--verify", "-q", ref, check=False).stdout.strip()
@@ -375,7 +240,7 @@ class RemoteSync:
         proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head", "--refmap=",
                              self.remote, f"+refs/heads/{self.branch}:{ref}")
         if proc.returncode:
-            raise SyncError(f"git fetch failed: {_reason(proc.stderr or proc.stdout)}")
+            raise SyncError(f"git fetch failed: {git_reason(proc.stderr or proc.stdout)}")
         head = self._rev(ref)
         self.git("update-ref", "-d", ref)
         return head
@@ -390,7 +255,7 @@ class RemoteSync:
             return True
         if _REFUSED.search(proc.stdout + proc.stderr):
             return False
-        raise SyncError(f"git push failed: {_reason(proc.stderr)}")
+        raise SyncError(f"git push failed: {git_reason(proc.stderr)}")
 
     def _integrate(self, previous: str = "") -> set[str]:
         """Bring the remote branch's commits into the branch and the work tree;
@@ -487,9 +352,9 @@ class RemoteSync:
         if self._rebasing():
             self.git("rebase", "--abort", check=False)
             raise SyncError(f"rebase on {self.remote}/{self.branch} did not finish: "
-                            f"{_reason(proc.stderr or proc.stdout)}")
+                            f"{git_reason(proc.stderr or proc.stdout)}")
         if proc.returncode:
-            raise SyncError(f"git rebase failed: {_reason(proc.stderr or proc.stdout)}")
+            raise SyncError(f"git rebase failed: {git_reason(proc.stderr or proc.stdout)}")
         with open(self.spool, encoding="utf-8") as fh:
             keyed = [json.loads(line) for line in fh if line.strip()]
         return keyed + stops
@@ -687,15 +552,4 @@ class RemoteSync:
         if rewritten:
             state["rewritten"] = rewritten
             state["rewritten_at"] = now
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
-        os.replace(tmp, self.state_path)
-
-
-def read_state(path: Path) -> dict:
-    with contextlib.suppress(OSError, ValueError):
-        state = json.loads(Path(path).read_text())
-        if isinstance(state, dict):
-            return state
-    return {}
+        write_state(self.state_path, state)
