@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 
+from .date_words import END, MONTH, MONTH_NAMES, ORD, UNIT, UNITS, WEEKDAY, WEEKDAYS, year2
+
 __all__ = [
     "DateError",
     "abbreviation",
@@ -352,47 +354,7 @@ def _offset_delta(text: str) -> timedelta:
 
 # ---- the scanner for everything that is not plain ISO
 
-_MONTH_NAMES = {
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6,
-    "july": 7, "august": 8, "september": 9, "october": 10, "november": 11,
-    "december": 12, "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7,
-    "aug": 8, "sept": 9, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
-}  # fmt: skip
-_WEEKDAYS = {
-    "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4,
-    "saturday": 5, "sunday": 6, "mon": 0, "tues": 1, "tue": 1, "wed": 2,
-    "thurs": 3, "thur": 3, "thu": 3, "fri": 4, "sat": 5, "sun": 6,
-}  # fmt: skip
-# (months, seconds) per unit; months and days are calendar arithmetic, the rest elapsed.
-_UNITS = {
-    "sec": (0, 1), "second": (0, 1), "min": (0, 60), "minute": (0, 60),
-    "hour": (0, 3600), "hr": (0, 3600), "day": (0, 86400), "week": (0, 7 * 86400),
-    "fortnight": (0, 14 * 86400), "month": (1, 0), "year": (12, 0),
-}  # fmt: skip
-
-
-def _alt(words: object) -> str:
-    # Longest first so "sept" wins over "sep" and "monday" over "mon".
-    return "|".join(sorted(words, key=len, reverse=True))  # type: ignore[arg-type]
-
-
-_MONTH = rf"({_alt(_MONTH_NAMES)})\.?(?![a-z])"
-_WEEKDAY = rf"({_alt(_WEEKDAYS)})(?![a-z])\.?"
-_UNIT = rf"({_alt(_UNITS)})s?(?![a-z])"
-_END = r"(?![a-z0-9])"
-_ORD = r"(?:st|nd|rd|th)?"
-
 Handler = Callable[[_Parts, re.Match[str]], None]
-
-
-def _year2(text: str | None) -> int | None:
-    if text is None:
-        return None
-    year = int(text)
-    if len(text) == 2:
-        # PHP's two-digit year window: 00-69 -> 2000s, 70-99 -> 1900s.
-        year += 2000 if year < 70 else 1900
-    return year
 
 
 def _h_iso(p: _Parts, m: re.Match[str]) -> None:
@@ -400,7 +362,7 @@ def _h_iso(p: _Parts, m: re.Match[str]) -> None:
 
 
 def _h_us(p: _Parts, m: re.Match[str]) -> None:
-    p.set_date(_year2(m.group(3)), int(m.group(1)), int(m.group(2)))
+    p.set_date(year2(m.group(3)), int(m.group(1)), int(m.group(2)))
 
 
 def _h_dmy(p: _Parts, m: re.Match[str]) -> None:
@@ -408,15 +370,15 @@ def _h_dmy(p: _Parts, m: re.Match[str]) -> None:
 
 
 def _h_day_month(p: _Parts, m: re.Match[str]) -> None:
-    p.set_date(_year2(m.group(3)), _MONTH_NAMES[m.group(2)], int(m.group(1)))
+    p.set_date(year2(m.group(3)), MONTH_NAMES[m.group(2)], int(m.group(1)))
 
 
 def _h_month_day(p: _Parts, m: re.Match[str]) -> None:
-    p.set_date(_year2(m.group(3)), _MONTH_NAMES[m.group(1)], int(m.group(2)))
+    p.set_date(year2(m.group(3)), MONTH_NAMES[m.group(1)], int(m.group(2)))
 
 
 def _h_month_year(p: _Parts, m: re.Match[str]) -> None:
-    p.set_date(int(m.group(2)), _MONTH_NAMES[m.group(1)], 1)
+    p.set_date(int(m.group(2)), MONTH_NAMES[m.group(1)], 1)
 
 
 def _twelve_hour(hour: int, meridiem: str) -> int:
@@ -450,7 +412,7 @@ def _h_keyword(p: _Parts, m: re.Match[str]) -> None:
 
 
 def _add_units(p: _Parts, amount: int, unit: str) -> None:
-    months, seconds = _UNITS[unit]
+    months, seconds = UNITS[unit]
     p.months += amount * months
     if seconds and seconds % 86400 == 0:
         p.days += amount * (seconds // 86400)
@@ -471,7 +433,7 @@ def _h_reltext(p: _Parts, m: re.Match[str]) -> None:
     word, weekday, unit = m.groups()
     if weekday is not None:
         mode = {1: "after", -1: "before", 0: "onorafter"}[_REL_WORDS[word]]
-        _set_weekday(p, _WEEKDAYS[weekday], mode)
+        _set_weekday(p, WEEKDAYS[weekday], mode)
     else:
         _add_units(p, _REL_WORDS[word], unit)
         p.relative_seen.append(unit)
@@ -485,7 +447,7 @@ def _set_weekday(p: _Parts, weekday: int, mode: str) -> None:
 
 
 def _h_weekday(p: _Parts, m: re.Match[str]) -> None:
-    _set_weekday(p, _WEEKDAYS[m.group(1)], "onorafter")
+    _set_weekday(p, WEEKDAYS[m.group(1)], "onorafter")
 
 
 def _h_ago(p: _Parts, m: re.Match[str]) -> None:
@@ -510,23 +472,23 @@ def _h_filler(p: _Parts, m: re.Match[str]) -> None:
 _TOKENS: list[tuple[re.Pattern[str], Handler]] = [
     (re.compile(p, re.ASCII), h)
     for p, h in [
-        (r"(\d{4})([-/])(\d{1,2})\2(\d{1,2})" + _END, _h_iso),
+        (r"(\d{4})([-/])(\d{1,2})\2(\d{1,2})" + END, _h_iso),
         (r"(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?![0-9/])", _h_us),
-        (r"(\d{1,2})([-.])(\d{1,2})\2(\d{4})" + _END, _h_dmy),
-        (rf"(\d{{1,2}}){_ORD}[ -]?{_MONTH}(?:[ ,.-]*(\d{{4}})(?![0-9:]))?", _h_day_month),
-        (rf"{_MONTH}[ -]?(\d{{1,2}}){_ORD}(?![0-9:])(?:,? ?(\d{{4}})(?![0-9:]))?", _h_month_day),
-        (rf"{_MONTH}[ ,-]?(\d{{4}})(?![0-9:])", _h_month_year),
-        (r"t?(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?: ?([ap])\.?m\.?)?" + _END,
+        (r"(\d{1,2})([-.])(\d{1,2})\2(\d{4})" + END, _h_dmy),
+        (rf"(\d{{1,2}}){ORD}[ -]?{MONTH}(?:[ ,.-]*(\d{{4}})(?![0-9:]))?", _h_day_month),
+        (rf"{MONTH}[ -]?(\d{{1,2}}){ORD}(?![0-9:])(?:,? ?(\d{{4}})(?![0-9:]))?", _h_month_day),
+        (rf"{MONTH}[ ,-]?(\d{{4}})(?![0-9:])", _h_month_year),
+        (r"t?(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?: ?([ap])\.?m\.?)?" + END,
          _h_clock),
-        (r"(\d{1,2}) ?([ap])\.?m\.?" + _END, _h_hour_ampm),
-        (r"(now|today|tomorrow|yesterday|midnight|noon)" + _END, _h_keyword),
-        (rf"([+-]?) ?(\d{{1,9}}) ?{_UNIT}", _h_relative),
-        (rf"(next|last|previous|this) (?:{_WEEKDAY}|{_UNIT})", _h_reltext),
-        (_WEEKDAY, _h_weekday),
-        (r"ago" + _END, _h_ago),
-        (r"(z|utc|gmt)" + _END, _h_zone_word),
+        (r"(\d{1,2}) ?([ap])\.?m\.?" + END, _h_hour_ampm),
+        (r"(now|today|tomorrow|yesterday|midnight|noon)" + END, _h_keyword),
+        (rf"([+-]?) ?(\d{{1,9}}) ?{UNIT}", _h_relative),
+        (rf"(next|last|previous|this) (?:{WEEKDAY}|{UNIT})", _h_reltext),
+        (WEEKDAY, _h_weekday),
+        (r"ago" + END, _h_ago),
+        (r"(z|utc|gmt)" + END, _h_zone_word),
         (r"[+-]\d{2}:?\d{2}(?![0-9])|[+-]\d{1,2}(?![0-9:])", _h_zone_offset),
-        (r"(at|on|the)" + _END, _h_filler),
+        (r"(at|on|the)" + END, _h_filler),
     ]
 ]  # fmt: skip
 

@@ -7,7 +7,7 @@ import hashlib
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
@@ -24,7 +24,7 @@ from ..store import parallel
 from ..store.content import SETTINGS_FILE
 from ..store.locations import DEFAULT_BASE_PATH, default_cache_dir
 from ..store.starter import BUNDLED_CONTENT
-from . import feeds, ical, manifest, paths, safety, search, writer
+from . import feeds, ical, manifest, paths, placement, safety, search, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .pages import Pages, event_deps
@@ -173,13 +173,7 @@ class Builder:
         base_url = self.base_url()
         now = self.reader.clock()
         fingerprints = self._fingerprints(catalog)
-        site_tz = dates.zone(str(catalog.settings.get("timezone") or "UTC"))
-        today = dates.from_utc(now.astimezone(dt.UTC).replace(tzinfo=None), site_tz).date()
-        settings = repr(sorted(catalog.settings.items()))
-        common = hashlib.blake2b(
-            # The header's "Month" link is on every page: a new month rebuilds all.
-            f"{BUILDER_VERSION}\0{base_url}\0{self._templates()}\0"
-            f"{paths.month(today)}\0{settings}".encode(), digest_size=16).digest()
+        common = self._common_digest(catalog, base_url, now)
         # What VEVENT signatures are made of, when _ical's closures need one.
         self._sig_inputs = (fingerprints, common)
         self._previous = previous = self._load_manifest()
@@ -189,18 +183,56 @@ class Builder:
         keep: set[str] = set()
         if outputs is None:
             keep = self._keep_last_good(catalog)
-            self._last = None
-            rep = BuildRepresenter(CountingCatalog(catalog),  # type: ignore[arg-type]
-                                   base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
-            model = SiteModel(rep.catalog, rep, now)  # type: ignore[arg-type]
-            model.api_rep = BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
-                                             rep.rest_root)
-            pages = Pages(model, self.env, base_url)
-            with paused_gc():  # 47,000 outputs kept: collections would find nothing
-                outputs = list(self._plan(model, pages, fingerprints))
-            outputs.append(feeds.sitemap(pages, outputs))
-            self._last = _Last(model, pages, outputs, common, fingerprints)
+            outputs = self._full_plan(catalog, base_url, now, fingerprints, common)
+        current, todo = self._outputs_to_render(outputs, full, fingerprints, common, report)
+        if full and not self.options.force:
+            safety.check_removals(self.out, len(set(previous) - set(current) - keep),
+                                  len(current))
+        self._render_and_write(todo, current, report)
+        if full:
+            self._remove_unmade(current, keep, report)
+        self.out.mkdir(parents=True, exist_ok=True)
+        if current != previous or not (self.out / manifest.NAME).exists():
+            manifest.save(self.out, current)
+        self._manifest = (self._manifest_stamp(), current)
+        if full and self._last is not None:  # every record is in the model: forget others
+            self.vevents.keep_only({e.id for e in self._last.model.events})
+            self.renderings.keep_only(_texts(self._last.model))
+        # The caches (megabytes) are written by close(), once per session: not after
+        # each --watch rebuild.
 
+    def _common_digest(self, catalog: Catalog, base_url: str, now: dt.datetime) -> bytes:
+        """What every output's signature includes besides its records."""
+        site_tz = dates.zone(str(catalog.settings.get("timezone") or "UTC"))
+        today = dates.from_utc(now.astimezone(dt.UTC).replace(tzinfo=None), site_tz).date()
+        settings = repr(sorted(catalog.settings.items()))
+        return hashlib.blake2b(
+            # The header's "Month" link is on every page: a new month rebuilds all.
+            f"{BUILDER_VERSION}\0{base_url}\0{self._templates()}\0"
+            f"{paths.month(today)}\0{settings}".encode(), digest_size=16).digest()
+
+    def _full_plan(self, catalog: Catalog, base_url: str, now: dt.datetime,
+                   fingerprints: dict[int, bytes], common: bytes) -> list[Output]:
+        """Every output of the site, planned from all records; kept as _last (--watch)."""
+        self._last = None
+        rep = BuildRepresenter(CountingCatalog(catalog),  # type: ignore[arg-type]
+                               base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
+        model = SiteModel(rep.catalog, rep, now)  # type: ignore[arg-type]
+        model.api_rep = BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
+                                         rep.rest_root)
+        pages = Pages(model, self.env, base_url)
+        with paused_gc():  # 47,000 outputs kept: collections would find nothing
+            outputs = list(self._plan(model, pages, fingerprints))
+        outputs.append(feeds.sitemap(pages, outputs))
+        self._last = _Last(model, pages, outputs, common, fingerprints)
+        return outputs
+
+    def _outputs_to_render(self, outputs: list[Output], full: bool,
+                           fingerprints: dict[int, bytes], common: bytes, report: Report,
+                           ) -> tuple[dict[str, list[str]], list[tuple[Output, str]]]:
+        """The new manifest so far (path -> [signature, digest]) and the outputs whose
+        signature changed, each with its new signature; refused and skipped ones counted."""
+        previous = self._previous
         # An incremental plan checks only some outputs: the others stay as they were.
         current: dict[str, list[str]] = {} if full else dict(previous)
         todo: list[tuple[Output, str]] = []
@@ -223,14 +255,18 @@ class Builder:
             else:
                 current[output.path] = [sig, old[1] if old else ""]
                 todo.append((output, sig))
-        if full and not self.options.force:
-            safety.check_removals(self.out, len(set(previous) - set(current) - keep),
-                                  len(current))
+        return current, todo
+
+    def _render_and_write(self, todo: list[tuple[Output, str]],
+                          current: dict[str, list[str]], report: Report) -> None:
+        """Render the outputs to do (over the processes), write those whose bytes changed
+        and note each one's digest in current."""
+        previous = self._previous
         progress = Progress(len(todo), self.options.stream, self.options.progress)
         # Feeds concatenate the VEVENTs that the per-event .ics outputs make, in the
         # worker that has the event (elsewhere one costs its Markdown): once those are
-        # all made and merged here (over the processes again, _balanced), unless the
-        # cache holds a VEVENT for every event (feeds then render anywhere, _place).
+        # all made and merged here (over the processes again, balanced), unless the
+        # cache holds a VEVENT for every event (feeds then render anywhere, place).
         events = self._last.model.events if self._last else []
         late = set() if self.vevents.data.keys() >= {e.id for e in events} else {"ics-feed"}
         # An event's page, .ics and JSON next to each other: its Markdown is converted
@@ -241,7 +277,8 @@ class Builder:
         workers = self.workers if len(early) >= PARALLEL_MIN else 1
         markup.remember(self.renderings.data)
         results = []
-        for share, place in ((early, _place), (after, _balanced(after, workers))):
+        for share, place in ((early, placement.place),
+                             (after, placement.balanced(after, workers))):
             self._vevents_before = dict(self.vevents.data)
             results += parallel.run(share, self._render_one, place, workers=workers,
                                     collect=self._made_here, merge=self._merge_made,
@@ -262,7 +299,13 @@ class Builder:
                 report.unchanged += 1
             current[output.path] = [sig, digest]
         progress.close()
-        for path in sorted(set(previous) - set(current)) if full else ():
+
+    def _remove_unmade(self, current: dict[str, list[str]], keep: set[str],
+                       report: Report) -> None:
+        """After a full plan: remove the last build's outputs that no record makes now,
+        but keep those of broken record files (keep_going)."""
+        previous = self._previous
+        for path in sorted(set(previous) - set(current)):
             if path in keep:  # its record's file is broken: the last good page stays up
                 current[path] = previous[path]
                 report.kept.append(path)
@@ -273,15 +316,6 @@ class Builder:
                 report.refused.append(str(exc))
                 continue
             report.removed.append(path)
-        self.out.mkdir(parents=True, exist_ok=True)
-        if current != previous or not (self.out / manifest.NAME).exists():
-            manifest.save(self.out, current)
-        self._manifest = (self._manifest_stamp(), current)
-        if full and self._last is not None:  # every record is in the model: forget others
-            self.vevents.keep_only({e.id for e in self._last.model.events})
-            self.renderings.keep_only(_texts(self._last.model))
-        # The caches (megabytes) are written by close(), once per session: not after
-        # each --watch rebuild.
 
     def _keep_last_good(self, catalog: Catalog) -> set[str]:
         """The outputs to keep although no record makes them now: those of record files
@@ -480,31 +514,6 @@ class Builder:
 
 
 log = logging.getLogger(__name__)
-
-
-def _place(item: tuple[Output, str], workers: int) -> int:
-    """The process that renders an output. Outputs go by the first record they show,
-    so an event's page, `.ics` and JSON snapshots are made in the same process (one
-    Markdown conversion per description, thanks to markup's cache)."""
-    output = item[0]
-    if output.kind == "json-list":
-        return 0  # with the single snapshots of the same events
-    if output.kind == "ics-feed":
-        return workers - 1  # away from the list snapshots: the processes end together
-    return (output.deps[0] if output.deps else hash(output.path)) % workers
-
-
-def _balanced(items: list[tuple[Output, str]],
-              workers: int) -> Callable[[tuple[Output, str], int], int]:
-    """Feeds dealt out by size (their dependencies), largest first, each to the
-    process with the least so far: the one feed of every upcoming event is a seventh
-    of the work, the others (per venue, organizer, term) share the rest."""
-    load = [0] * workers
-    process: dict[str, int] = {}
-    for output, _ in sorted(items, key=lambda item: -len(item[0].deps)):
-        process[output.path] = chosen = load.index(min(load))
-        load[chosen] += len(output.deps)
-    return lambda item, _workers: process[item[0].path]
 
 
 def feed_past(settings: dict) -> dt.timedelta:
