@@ -43,7 +43,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import quote_plus
 
 from ..model import dates, errors
@@ -53,9 +53,9 @@ from ..model.records import Record
 from ..model.resources import STATUSES, Resource
 from ..store.users import User
 from . import discovery, occurrences, selection
+from .query import Context, Query
 from .reader import Reader
-from .represent import Representer, dumps
-from .version import CatalogVersion
+from .represent import dumps
 
 # Statuses WordPress registers besides ours: accepted by `status`, never present here.
 _INTERNAL = ("auto-draft", "inherit", "tribe-ea-success", "tribe-ea-failed",
@@ -63,19 +63,6 @@ _INTERNAL = ("auto-draft", "inherit", "tribe-ea-success", "tribe-ea-failed",
 _DATE_PARAMS = ("start_date", "end_date", "starts_before", "starts_after", "ends_before",
                 "ends_after")
 _RELATIVE = _DATE_PARAMS[2:]
-INVALID = "Invalid parameter."
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a list is answered from, besides its parameters: the reader, one catalog
-    version, the representation for the caller (its URLs, what it may see), the caller."""
-
-    reader: Reader
-    view: CatalogVersion
-    rep: Representer
-    user: User | None
-    max_items: int = 100  # items in one list parameter
 
 
 @dataclass(frozen=True)
@@ -110,23 +97,6 @@ def _per_page_default(settings: dict) -> int:
 
 
 # ------------------------------------------------------------------ parsing
-@dataclass
-class Query:
-    ctx: Context
-    resource: Resource
-    user: User | None
-    editor: bool
-    values: dict = field(default_factory=dict)  # checked, normalized values
-    given: set = field(default_factory=set)  # names present in the request
-    bad: dict = field(default_factory=dict)
-    details: dict = field(default_factory=dict)
-
-    def fail(self, name: str, message: str = INVALID, detail: dict | None = None) -> None:
-        self.bad.setdefault(name, message)
-        if detail is not None:
-            self.details[name] = detail
-
-
 def _items(q: Query, raw: object) -> list[str] | None:
     """A list parameter: `a,b`, `x[]=a&x[]=b` or a JSON array; None when empty."""
     values = raw if isinstance(raw, list) else [raw]

@@ -1,4 +1,4 @@
-"""What matches a list query (`lists.Query`): the ids of the matching records, in list
+"""What matches a list query (`query.Query`): the ids of the matching records, in list
 order. Events are filtered in the in-memory columns of `eventtable.EventTable` (text
 search from the reader's); venues, organizers and terms are few and filtered in memory.
 Only what the reader may read is selected (statuses, `policy.may_read`)."""
@@ -19,7 +19,7 @@ from .eventtable import seconds
 from .version import CatalogVersion
 
 if TYPE_CHECKING:  # lists imports this module: the query type is only annotated here
-    from .lists import Query
+    from .query import Query
 
 _EDITOR_DEFAULT = ("publish", "future", "draft", "pending", "private")
 GEOLOC_RADIUS_KM = 50.0

@@ -18,6 +18,7 @@ from werkzeug.exceptions import HTTPException, NotFound
 
 from ..catalog import discovery, lists, occurrences, openapi
 from ..catalog.policy import may_read
+from ..catalog.query import Context as ListContext
 from ..catalog.represent import Representer, dumps
 from ..model import errors
 from ..model.errors import ApiError
@@ -340,7 +341,7 @@ def slug_view(collection: str, slug: str) -> Response:
 def list_response(resource: Resource) -> Response:
     """`GET /{collection}`: the list answered from this request's catalog version."""
     cal = calendar()
-    ctx = lists.Context(cal.reader, cal.catalog.view(), representer(), current_user(),
+    ctx = ListContext(cal.reader, cal.catalog.view(), representer(), current_user(),
                         current_app.config.get("MAX_INCLUDE_IDS", 100))
     answer = lists.answer(ctx, resource, params())
     if request.args.get("_fields") or "_pretty" in request.args:

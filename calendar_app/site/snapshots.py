@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..catalog import lists
+from ..catalog import lists, query
 from ..catalog.reader import Reader
 from ..catalog.represent import Representer, dumps
 from ..model.errors import ApiError
@@ -101,7 +101,7 @@ class ListSnapshots:
         # As `api.public_url` and `api.rest_root` with SITE_URL = the site's address.
         public = str(catalog.settings.get("url") or self.site_url)
         rep = Representer(catalog, public, self.site_url.rstrip("/") + DEFAULT_BASE_PATH)
-        ctx = lists.Context(reader, catalog.current, rep, None)
+        ctx = query.Context(reader, catalog.current, rep, None)
         try:
             answer = lists.answer(ctx, RESOURCES[collection], {})
         except ApiError as exc:
