@@ -12,7 +12,7 @@ from conftest import CRAFTED_EVENT as EVENT
 
 from calendar_app.cli import main
 from calendar_app.http.app import create_app
-from calendar_app.model.records import MAX_ID
+from calendar_app.model.ids import MAX_ID
 from calendar_app.site import Options, build, paths, writer
 from calendar_app.store import parsing
 from calendar_app.store.content import ContentTree

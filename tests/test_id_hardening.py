@@ -24,7 +24,7 @@ from test_reliability_concurrency import Http, basic, wait_for_port
 from calendar_app.catalog.occurrences import OCCURRENCE_BASE, SLOTS, occurrence_id
 from calendar_app.cli import main
 from calendar_app.http.app import create_app
-from calendar_app.model.records import MAX_ID, MAX_JSON_ID
+from calendar_app.model.ids import MAX_ID, MAX_JSON_ID
 from calendar_app.sync.idlease import (
     LEASES_REF,
     BadLeases,

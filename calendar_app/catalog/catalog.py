@@ -18,7 +18,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.records import MAX_ID, Record, line_of, valid_id
+from ..model.ids import MAX_ID, valid_id
+from ..model.records import Record, line_of
 from ..model.resources import EVENTS
 from ..store.content import SETTINGS_FILE, ContentTree
 from ..store.parsing import Outcome, parse, parse_data, parse_many

@@ -18,13 +18,14 @@ import datetime as dt
 from dataclasses import dataclass
 
 from ..model import dates, recurrence
-from ..model.records import MAX_JSON_ID, OCCURRENCE_BASE, Record
-from ..model.records import OCCURRENCE_SLOTS as SLOTS  # recurrence.MAX_OCCURRENCES is below
+from ..model.ids import MAX_JSON_ID, OCCURRENCE_BASE
+from ..model.ids import OCCURRENCE_SLOTS as SLOTS  # recurrence.MAX_OCCURRENCES is below
+from ..model.records import Record
 from .version import CatalogVersion
 
 
 def occurrence_id(series_id: int, number: int) -> int:
-    """At most MAX_JSON_ID: record ids end at records.MAX_ID, which is made so."""
+    """At most MAX_JSON_ID: record ids end at ids.MAX_ID, which is made so."""
     return OCCURRENCE_BASE + series_id * SLOTS + number
 
 

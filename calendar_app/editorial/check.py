@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from ..catalog.catalog import EVENT_LINKS
 from ..model import dates
 from ..model.findings import ERROR, WARNING, Finding, key_line, value_line
-from ..model.records import Record, valid_id
+from ..model.ids import valid_id
+from ..model.records import Record
 from ..model.resources import RESOURCES
 from ..model.settings import WHOLE_NUMBER_SETTINGS, setting_number
 from ..store import yamlfile

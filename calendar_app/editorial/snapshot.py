@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model.records import valid_id
+from ..model.ids import valid_id
 from ..model.resources import RESOURCES
 from ..store.content import RETIRED_IDS_FILE, SETTINGS_FILE
 from . import gitrev
@@ -33,7 +33,7 @@ class Snapshot:
         if not self.retired:
             return set()
         # Ids a record could have: '¹' passes isdigit() but not int(), and an id out of
-        # range must not push `new` and `fix-ids` beyond records.MAX_ID.
+        # range must not push `new` and `fix-ids` beyond ids.MAX_ID.
         return {int(t) for t in self.retired.decode("utf-8", "replace").split()
                 if t.isascii() and t.isdigit() and valid_id(int(t))}
 

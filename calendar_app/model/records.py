@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from . import dates, recurrence, slugs
 from .fieldbase import RecordError
-from .ids import MAX_ID, MAX_JSON_ID, OCCURRENCE_BASE, OCCURRENCE_SLOTS, valid_id  # noqa: F401
 from .resources import RESOURCES, Field, Resource, yaml_fields
 
 # Text that cannot be stored and read back unchanged (YAML turns NEL and the Unicode

@@ -15,7 +15,7 @@ an instance goes on within its block; once that is used up it refuses to make re
 (`LeaseUnavailable`) rather than take an id no lease covers.
 
 Anyone who can push may write the ref, so it is read as untrusted input: every line
-must be a well-formed block within 1..records.MAX_ID, each above the one before, or the
+must be a well-formed block within 1..ids.MAX_ID, each above the one before, or the
 whole ref is refused (`BadLeases`). A ref that vanished or went backwards (its blocks
 end below the highest this clone leased there) is refused too: taking blocks from it
 could hand out ids already given. Refused, a server keeps serving and changing records;
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import clock as clocks
-from ..model.records import MAX_ID
+from ..model.ids import MAX_ID
 from ..store.content import NETWORK_TIMEOUT, git_env, run_git
 
 log = logging.getLogger(__name__)
