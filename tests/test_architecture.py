@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "calendar_app"
 # and the editorial tools stand beside the HTTP interface: none of the three imports
 # another.
 LAYERS = (("model",), ("store",), ("sync",), ("catalog",), ("linking",), ("service",),
-          ("wiring",), ("http", "site", "editorial"), ("cli",))
+          ("wiring",), ("site", "editorial", "importing"), ("editing",), ("http",), ("cli",))
 COMMANDS = ("trash", "__main__")  # the command line's own modules
 
 

@@ -54,6 +54,22 @@ def request_text(raw: object, name: str) -> str:
     return raw
 
 
+class LinkTarget(Protocol):
+    """What a field type asks of a resource description (resources.Resource)."""
+
+    is_term: bool
+    singular: str
+    schema_name: str
+
+    def field(self, name: str) -> Any: ...
+
+
+# Every resource description by collection name, filled by resources.py as it declares
+# them. Link types name their target by collection and look it up here when asked, so
+# field types depend on this module, not on resources.py (which imports them).
+RESOURCES: dict[str, LinkTarget] = {}
+
+
 class FieldType:
     """The base of the types. Class attributes describe the type; the dataclass fields
     of a subclass are the options a field declares."""

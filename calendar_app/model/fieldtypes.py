@@ -18,14 +18,16 @@ import re
 import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import dates, errors, recurrence
 from .fieldbase import (
     INT_ITEMS,
     INVALID,
+    RESOURCES,
     STRING_ITEMS,
     FieldType,
+    LinkTarget,
     RecordError,
     RequestContext,
     file_text,
@@ -33,17 +35,11 @@ from .fieldbase import (
 )
 from .formats import DATE_PATTERN, OFFSET_PATTERN, URL, digits, parse_bool, truthy, valid_email
 
-if TYPE_CHECKING:
-    from .resources import Resource
-
 # A media file of the tree an image may name instead of a URL.
 _MEDIA = re.compile(r"media/[A-Za-z0-9._/-]+")
 
 
-def _resource(name: str) -> Resource:
-    # resources.py imports this module to declare its fields: look targets up late.
-    from .resources import RESOURCES
-
+def _resource(name: str) -> LinkTarget:
     return RESOURCES[name]
 
 

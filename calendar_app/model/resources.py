@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from . import fieldbase
 from .fieldtypes import (
     TYPES,
     Boolean,
@@ -402,9 +403,8 @@ TAGS = Resource(
     write_order=("name", "description", "slug"),
 )
 
-RESOURCES: dict[str, Resource] = {
-    r.name: r for r in (EVENTS, VENUES, ORGANIZERS, CATEGORIES, TAGS)
-}
+RESOURCES: dict[str, Resource] = fieldbase.RESOURCES
+RESOURCES.update((r.name, r) for r in (EVENTS, VENUES, ORGANIZERS, CATEGORIES, TAGS))
 
 
 def yaml_fields(resource: Resource) -> tuple[Field, ...]:

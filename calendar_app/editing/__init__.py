@@ -1,0 +1,1 @@
+"""The editing pages (`/admin/`), the public submission form and the moderation queue."""
