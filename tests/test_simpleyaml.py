@@ -129,6 +129,7 @@ def _document(draw: st.DrawFn) -> str:
 @given(_document())
 @example("a: b\n\nc:\n  - d\n")
 @example("a: |\n  x\n   \n")
+@example("id: |\n  a\n\xa0\n")  # a no-break space is text to YAML, not a blank
 def test_quick_path_agrees_with_pyyaml(text: str) -> None:
     fast = simpleyaml.load(text)
     if fast is not None:  # accepted: PyYAML reads the same (and does not fail)

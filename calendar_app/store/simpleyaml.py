@@ -59,7 +59,7 @@ def load(text: str) -> dict | None:
         while i < len(lines):
             line = lines[i]
             i += 1
-            if not line.strip() or line.startswith("#"):
+            if not line.strip(" ") or line.startswith("#"):
                 continue
             match = _KEY.match(line)
             if match is None:
@@ -145,7 +145,7 @@ def _flow(value: str) -> list:
     if not value.endswith("]"):
         raise _NotSimple
     inner = value[1:-1]
-    if not inner.strip():
+    if not inner.strip(" "):
         return []
     items = []
     for part in inner.split(","):
@@ -158,13 +158,13 @@ def _flow(value: str) -> list:
 
 def _literal(lines: list[str], i: int, keep_last: bool) -> tuple[str, int]:
     """A `|` (clip: one final line break) or `|-` (strip) block."""
-    if i >= len(lines) or not lines[i].startswith(" ") or not lines[i].strip():
+    if i >= len(lines) or not lines[i].startswith(" ") or not lines[i].strip(" "):
         raise _NotSimple  # empty, or leading blank lines: the parser's rules differ
     indent = len(lines[i]) - len(lines[i].lstrip(" "))
     body = []
     while i < len(lines):
         line = lines[i]
-        if line.strip():
+        if line.strip(" "):
             if not line.startswith(" " * indent):
                 if line.startswith(" "):
                     raise _NotSimple  # less indented but not a new key
