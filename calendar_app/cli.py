@@ -5,7 +5,9 @@ empty-trash, build --watch): `check`, `fmt`, `diff` and `build` load none of the
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -43,6 +45,21 @@ def _poll_seconds(text: str) -> float:
     return value
 
 
+def _port_problem(host: str, port: int) -> str:
+    """Why `host:port` cannot be served, or "" (werkzeug would say it without `--port`)."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return (f"{host}:{port} is already in use (another server?); choose a free port "
+                    f"with --port, e.g. --port {port + 1}")
+        return f"cannot serve at {host}:{port}: {exc.strerror or exc}"
+    return ""
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from .http.app import create_app
 
@@ -50,6 +67,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("error: --remote needs --content: the folder to clone into (or the clone)",
               file=sys.stderr)
         return 2
+    problem = _port_problem(args.host, args.port)
+    if problem:  # before the calendar loads: a taken port is the first thing to hear
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     try:
         content, made = serving_content(args.content)
     except StarterError as exc:
@@ -67,8 +88,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except SyncError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    from werkzeug.serving import run_simple
+    from werkzeug.serving import make_server
 
+    server = make_server(args.host, args.port, app, threaded=True)
     print(f"Calendar: {content}")
     calendar = app.extensions["calendar"]
     if calendar.remote_sync is not None:
@@ -79,7 +101,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     calendar.ensure_started()  # now, not at the first request: push what a crash left
     print(f"Serving at http://{args.host}:{args.port}/wp-json/tribe/events/v1/")
     print("Press Ctrl-C to stop.", flush=True)
-    run_simple(args.host, args.port, app, threaded=True, use_reloader=False)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0
 
 

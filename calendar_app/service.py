@@ -250,22 +250,24 @@ class Service(Linking):
         if not isinstance(raw, str):
             raise errors.wrong_type(name, "string")
         try:
+            dates.refuse_epoch_text(raw, self.clock())
             return _kept(name, dates.parse_datetime(raw, zone, self.clock()))
-        except dates.DateError:
-            raise errors.invalid({name: "Invalid parameter."}) from None
+        except dates.DateError as exc:
+            raise errors.invalid_date(name, str(exc)) from None
 
     def _event_dates(self, values: dict, body: dict, record: Record | None) -> None:
         tzname = values.get("timezone") or (record.get("timezone") if record else None)
         zone = dates.zone(tzname or self.site_zone_name)
-        bad = {}
+        bad, details = {}, {}
         for name in ("start_date", "end_date"):
             if name in values:
                 try:
                     values[name] = self._parse_date(name, values[name], zone)
                 except errors.ApiError as exc:
                     bad.update(exc.data["params"])
+                    details.update(exc.data["details"] or {})
         if bad:
-            raise errors.invalid(bad)
+            raise errors.invalid(bad, details)
         start = values.get("start_date", record.get("start_date") if record else None)
         end = values.get("end_date", record.get("end_date") if record else None)
         all_day = values.get("all_day", record.get("all_day", False) if record else False)

@@ -324,14 +324,15 @@ def _date_window(q: Query) -> None:
             continue
         raw = q.values[n]
         try:
+            dates.refuse_epoch_text(raw, now)
             if n in given and strict:
                 # The plugin's quirk: strict values are read as UTC, then moved to site time.
                 utc = dates.parse_datetime(raw, dates.zone("UTC"), now)
                 value = dates.from_utc(utc, site)
             else:
                 value = dates.parse_datetime(raw, site, now)
-        except dates.DateError:
-            q.fail(n)
+        except dates.DateError as exc:
+            q.fail(n, detail=errors.date_detail(n, str(exc)))
             continue
         if not strict:
             day = dt.datetime.combine(value.date(), dt.time())

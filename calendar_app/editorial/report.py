@@ -50,6 +50,10 @@ def human(findings: list[Finding], stream: TextIO, prefix: str, checked: int,
     files = len({f.path for f in findings})
     if findings:
         stream.write("\n")
+    if not findings:  # "0 errors in 0 files" read as if nothing had been checked
+        stream.write(f"All {checked} file{'s' * (checked != 1)} checked: no errors, no "
+                     f"warnings ({seconds:.2f} s)\n")
+        return
     stream.write(f"{errors} error{'s' * (errors != 1)}, {warnings} warning"
                  f"{'s' * (warnings != 1)} in {files} file{'s' * (files != 1)} "
                  f"({checked} files checked in {seconds:.2f} s)\n")

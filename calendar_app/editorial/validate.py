@@ -11,7 +11,7 @@ import datetime as dt
 import difflib
 from dataclasses import dataclass, field
 
-from ..model import dates, records, slugs
+from ..model import dates, hints, records, slugs
 from ..model.fieldtypes import DateTime
 from ..model.findings import ERROR, WARNING, Finding, key_line
 from ..model.records import Record, RecordError
@@ -106,8 +106,8 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
     for key, value in raw.items():
         field_ = by_key.get(key)
         if field_ is None:
-            hint = (f" (did you mean {aliases[key]!r}?)" if key in aliases
-                    else suggest(str(key), list(by_key)))
+            meant = aliases.get(key) or hints.key_meant(str(key), by_key)
+            hint = f" (did you mean {meant!r}?)" if meant else ""
             c.add(ERROR, "unknown-key", f"unknown key {key!r}{hint}", key=str(key))
             continue
         if value is None:

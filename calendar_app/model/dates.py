@@ -244,6 +244,20 @@ def parse_datetime(value: object, tz: tzinfo, now: datetime) -> datetime:
         raise DateError("date out of range") from exc
 
 
+def refuse_epoch_text(value: object, now: datetime) -> None:
+    """Raise DateError for text that names 1970-01-01 00:00:00 UTC, as the plugin
+    refuses it: its validator asks PHP's `strtotime` (in UTC, as WordPress runs PHP)
+    and takes the resulting 0 for "not a time". Numeric timestamps, 0 included, pass."""
+    if not isinstance(value, str) or re.fullmatch(r"\s*[+-]?\d+(\.\d+)?\s*", value):
+        return
+    try:
+        utc = parse_datetime(value, UTC, now)
+    except DateError:
+        return  # refused anyway, with the parser's own reason
+    if utc == datetime(1970, 1, 1):
+        raise DateError("1970-01-01 00:00:00 UTC (the Unix epoch) is not accepted as a date")
+
+
 def _instant_to_local(value: datetime, tz: tzinfo) -> datetime:
     try:
         local = value.astimezone(tz)

@@ -33,6 +33,17 @@ def wrong_type(name: str, type_name: str) -> ApiError:
                                             "data": {"param": name}}})
 
 
+def date_detail(name: str, reason: str) -> dict:
+    """The reason a date was refused, as WordPress gives a validator's error in
+    `data.details` (the plugin itself says only "Invalid parameter.")."""
+    return {"code": "rest_invalid_date", "message": f"Invalid date: {reason}.",
+            "data": {"param": name}}
+
+
+def invalid_date(name: str, reason: str) -> ApiError:
+    return invalid({name: "Invalid parameter."}, {name: date_detail(name, reason)})
+
+
 def forbidden(authenticated: bool) -> ApiError:
     return ApiError(403 if authenticated else 401, "rest_forbidden",
                     "Sorry, you are not allowed to do that.")

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import dates, errors, recurrence
+from . import dates, errors, hints, recurrence
 from .fieldbase import (
     INT_ITEMS,
     INVALID,
@@ -270,7 +270,9 @@ class Timezone(FieldType):
         try:
             dates.zone(text)
         except dates.DateError:
-            raise RecordError(f"{key}: unknown timezone {text!r}", key) from None
+            meant = hints.zone_meant(text)
+            hint = f" (did you mean {meant!r}?)" if meant else ""
+            raise RecordError(f"{key}: unknown timezone {text!r}{hint}", key) from None
         return text
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:

@@ -12,7 +12,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from . import dates, recurrence, slugs
+from . import dates, hints, recurrence, slugs
 from .fieldbase import RecordError
 from .resources import RESOURCES, Field, Resource, yaml_fields
 
@@ -107,7 +107,9 @@ def from_file(collection: str, raw: dict, path: str) -> Record:
     by_key = {f.yaml_key: f for f in yaml_fields(resource)}
     unknown = [k for k in raw if k not in by_key]
     if unknown:
-        raise RecordError(f"unknown key {unknown[0]!r}", str(unknown[0]))
+        meant = hints.key_meant(str(unknown[0]), by_key)
+        hint = f" (did you mean {meant!r}?)" if meant else ""
+        raise RecordError(f"unknown key {unknown[0]!r}{hint}", str(unknown[0]))
     data: dict = {}
     for key, value in raw.items():
         if value is None:
@@ -122,6 +124,12 @@ def from_file(collection: str, raw: dict, path: str) -> Record:
         if name not in data:
             raise RecordError(f"missing required key {resource.field(name).yaml_key!r}",
                               resource.field(name).yaml_key)
+    if collection == "events" and data.get("all_day"):
+        # As the plugin stores an all-day event and as the interface writes one: from
+        # the first day's 00:00:00 to the last day's 23:59:59, so a hand-written
+        # `end_date: 2026-12-06 00:00:00` means the whole of 6 December.
+        data["start_date"] = data["start_date"].replace(hour=0, minute=0, second=0)
+        data["end_date"] = data["end_date"].replace(hour=23, minute=59, second=59)
     if collection == "events" and data["end_date"] < data["start_date"]:
         raise RecordError("end_date is before start_date", "end_date")
     if "recurrence" in data:

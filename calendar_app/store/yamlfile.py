@@ -134,7 +134,7 @@ def _load(data: bytes) -> dict:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        raise YamlError(str(exc.problem or exc), line, col) from None
+        raise YamlError(_tab_hint(text, mark) or str(exc.problem or exc), line, col) from None
     except yaml.YAMLError as exc:
         raise YamlError(str(exc)) from None
     except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a 100,000-digit number
@@ -159,6 +159,15 @@ _INDENTED_LINE = re.compile(rf"\n[ \t]{{{4 * MAX_DEPTH}}}")
 _OPEN = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken,
          yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
 _CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _tab_hint(text: str, mark: yaml.Mark | None) -> str:
+    """PyYAML names a tab only sometimes ("found character that cannot start any
+    token"): say what it is and what to do."""
+    if mark is None or mark.index >= len(text) or text[mark.index] != "\t":
+        return ""
+    return (f"a tab character at line {mark.line + 1}, column {mark.column + 1}: YAML "
+            "indents with spaces only; replace the tab with spaces")
 
 
 def _check_nesting(text: str) -> None:
