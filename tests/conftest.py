@@ -160,7 +160,7 @@ def browser():
     """Debian's chromium driven by Playwright (no browser download); skipped without it."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        pytest.skip("chromium is not installed")
+        pytest.skip("needs Chromium: install Debian's chromium (`apt-get install chromium`), as .ci/run does")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as driver:
         launched = driver.chromium.launch(executable_path=chromium, args=["--no-sandbox"])

@@ -170,3 +170,104 @@ def test_an_all_day_event_ending_at_midnight_ends_at_the_end_of_that_day(client)
     assert body["start_date"] == "2026-12-05 00:00:00"
     assert body["end_date"] == "2026-12-06 23:59:59"
     assert json.dumps(body["end_date_details"]).count('"59"') == 2
+
+
+# -- defaults that ask -------------------------------------------------------------------
+def test_init_asks_in_a_terminal(tmp_path: Path) -> None:
+    import os
+
+    leader, follower = os.openpty()
+    answers = "Glühwein Kalender\nBerlin\nEurope/Berlin\nnot a url\nhttps://k.example.de/\nde_DE\n"
+    os.write(leader, answers.encode())
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "calendar_app", "init", str(tmp_path / "cal"), "--empty"],
+            cwd=REPO_ROOT, stdin=follower, capture_output=True, text=True, timeout=60,
+            check=False)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert result.returncode == 0, result.stderr
+    assert "did you mean 'Europe/Berlin'?" in result.stderr
+    assert "'not a url' is not an http(s) address" in result.stderr
+    settings = (tmp_path / "cal/calendar.yaml").read_text(encoding="utf-8")
+    assert "title: Glühwein Kalender\n" in settings
+    assert "timezone: Europe/Berlin\n" in settings
+    assert "url: https://k.example.de/\n" in settings and "locale: de_DE\n" in settings
+    assert git(tmp_path / "cal", "status", "--porcelain") == ""
+
+
+def test_init_takes_flags_without_asking_and_refuses_bad_ones(tmp_path: Path) -> None:
+    def init(*flags: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "calendar_app", "init", *flags],
+                              cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=60, check=False)
+
+    made = init(str(tmp_path / "a"), "--title", "Arts", "--timezone", "Europe/Paris")
+    assert made.returncode == 0, made.stderr
+    text = (tmp_path / "a/calendar.yaml").read_text(encoding="utf-8")
+    assert "title: Arts\n" in text and "timezone: Europe/Paris\n" in text
+    # the sample's comment above `timezone` is kept
+    assert "# Events without their own timezone" in text
+    bad = init(str(tmp_path / "b"), "--timezone", "Paris")
+    assert bad.returncode == 2 and "did you mean 'Europe/Paris'?" in bad.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_build_without_url_warns_once(tmp_path: Path) -> None:
+    content = make_repo(tmp_path)
+    settings = content / "calendar.yaml"
+    settings.write_text("\n".join(line for line in settings.read_text().splitlines()
+                                  if not line.startswith("url:")) + "\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "calendar_app", "build", "--content", str(content), "--out",
+         str(tmp_path / "site")], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("has no url") == 1
+    assert "http://localhost/" in result.stderr and "--base-url" in result.stderr
+    again = subprocess.run(
+        [sys.executable, "-m", "calendar_app", "build", "--content", str(content), "--out",
+         str(tmp_path / "site"), "--base-url", "https://x.example/"], cwd=tmp_path,
+        capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0 and "has no url" not in again.stderr
+
+
+def test_schema_after_init_writes_inside_the_repository(tmp_path: Path) -> None:
+    cal = tmp_path / "cal"
+    subprocess.run([sys.executable, "-m", "calendar_app", "init", str(cal), "--no-input"],
+                   cwd=REPO_ROOT, check=True, capture_output=True, timeout=60)
+    result = subprocess.run([sys.executable, "-m", "calendar_app", "schema", "--content",
+                             str(cal)], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert (cal / "schemas/events.schema.json").is_file()
+    assert not (tmp_path / "schemas").exists()
+    snippet = json.loads(result.stdout.split("settings.json:\n", 1)[1])
+    assert snippet["yaml.schemas"]["./schemas/events.schema.json"] == "events/**/*.yaml"
+    assert snippet["yaml.schemas"]["./schemas/calendar.schema.json"] == "calendar.yaml"
+
+
+def test_schema_in_a_project_layout_points_at_the_content_folder(tmp_path: Path) -> None:
+    content = make_repo(tmp_path)  # <repo>/content
+    result = subprocess.run([sys.executable, "-m", "calendar_app", "schema", "--content",
+                             str(content)], capture_output=True, text=True, timeout=60,
+                            check=False, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (content.parent / "schemas/venues.schema.json").is_file()
+    snippet = json.loads(result.stdout.split("settings.json:\n", 1)[1])
+    assert snippet["yaml.schemas"]["./schemas/venues.schema.json"] == "content/venues/**/*.yaml"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=40), min_size=24, max_size=24))
+def test_init_answers_never_fail_on_any_typing(typed: list[str]) -> None:
+    from calendar_app.store.starter import StarterError, init_answers
+
+    answers = iter(typed)
+    try:
+        got = init_answers({}, True, lambda prompt: next(answers))
+    except StarterError:
+        return
+    if "timezone" in got:
+        assert dates.zone(got["timezone"]) is not None

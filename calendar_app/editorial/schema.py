@@ -57,6 +57,15 @@ def schemas() -> dict[str, dict]:
     return out
 
 
+def schema_globs(folder: Path, prefix: str) -> dict[str, str]:
+    """yaml-language-server's `yaml.schemas`: each schema file (in `folder`, relative to
+    the repository) by the files it describes (under `prefix`, the content tree's
+    path in the repository, "" or ending in "/")."""
+    globs = {f"{name}.schema.json": f"{prefix}{name}/**/*.yaml" for name in RESOURCES}
+    globs["calendar.schema.json"] = f"{prefix}calendar.yaml"
+    return {f"./{(folder / name).as_posix()}": glob for name, glob in globs.items()}
+
+
 def write_schemas(folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written = []

@@ -37,6 +37,7 @@ from .stash import Stash
 BUILDER_VERSION = "4"  # a new version rebuilds everything, caches included
 PARALLEL_MIN = 2000  # outputs to render before forking is worth it (~20 ms a fork)
 DEFAULT_OUT = Path("public")
+LOCALHOST_URL = "http://localhost/"  # where links point when calendar.yaml has no url
 
 
 @dataclass
@@ -144,7 +145,7 @@ class Builder:
 
     def base_url(self) -> str:
         url = self.options.base_url or str(self.reader.catalog.settings.get("url") or "")
-        url = url or "http://localhost/"
+        url = url or LOCALHOST_URL
         return url.rstrip("/") + "/"
 
     # -- the build -----------------------------------------------------------------

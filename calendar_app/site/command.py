@@ -10,7 +10,7 @@ from typing import NoReturn
 
 from ..store.starter import BUNDLED_CONTENT
 from . import safety
-from .builder import DEFAULT_OUT, Builder, Options, Report, print_problems
+from .builder import DEFAULT_OUT, LOCALHOST_URL, Builder, Options, Report, print_problems
 
 LOCAL_CONTENT = "content"  # the content tree when none is named: ./content
 
@@ -95,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         status = report_to(builder.build(), content)
+        if builder.base_url() == LOCALHOST_URL:  # once, not at every rebuild of --watch
+            print(f"warning: {content / 'calendar.yaml'} has no url: feed UIDs and links "
+                  f"in the site will say {LOCALHOST_URL}; add `url: https://…/` (the "
+                  "address the site will have) or build with --base-url", file=sys.stderr)
         if args.watch:
             from .watch import watch
 
