@@ -433,11 +433,6 @@ def media(path: str) -> Response:
     return send_file(found)
 
 
-def wp_json_index() -> Response:
-    index = discovery.namespace_index(rest_root(), lists.request_defaults(calendar().reader))
-    return respond(discovery.wp_json_index(site_url(), rest_root(), index))
-
-
 # -- the shared repository ---------------------------------------------------------
 SYNC_WEBHOOK_PATH = "/wp-json/calendar/v1/sync"
 
@@ -579,7 +574,6 @@ class _PathAndMethod:
 def install(app: Flask) -> None:
     base = app.config["BASE_PATH"].rstrip("/")
     app.register_blueprint(bp, url_prefix=base)
-    app.add_url_rule("/wp-json/", "wp_json_index", wp_json_index, strict_slashes=False)
     app.add_url_rule("/media/<path:path>", "media", media)
     app.register_error_handler(ApiError, _api_error)
     app.register_error_handler(HTTPException, _http_error)
