@@ -181,7 +181,7 @@ def _selection_query(q: Query) -> Query | None:
 def _record(q: Query, rid: int) -> Record:
     view = q.ctx.view
     return view.records.get(rid) or occurrences.of(
-        view, q.ctx.reader.site_now().date())[rid]
+        view, q.ctx.reader.site_now().date()).get(rid)
 
 
 def _ordered(q: Query, ids: list[int]) -> list[int]:
