@@ -96,6 +96,8 @@ def _order(value: object) -> str:
 def _records(q: Query, collection: str, must_exist: bool) -> Callable[[object], list]:
     def read(value: object) -> list[Record]:
         ids = int_list(value, single_ok=CLIENT_CHOICES["terms_filter"] or must_exist)
+        if len(ids) > q.ctx.max_items:  # as MAX_INCLUDE_IDS bounds tribe/events/v1's lists
+            raise BadArgument()
         found = [q.ctx.view.get(i, collection) for i in ids]
         if must_exist and any(r is None or not q.ctx.reader.may_read(q.user, r)
                               for r in found):

@@ -16,13 +16,11 @@ from ..model import dates, errors
 from ..model.errors import ApiError
 from ..model.records import Record
 from ..model.resources import RESOURCES, Resource
+from ..model.settings import setting_number
 from ..service import term_capability
 from ..store.users import User
 from . import api, tec_api
 
-# calendar.yaml keys of WordPress's general settings, with WordPress's defaults.
-GENERAL_DEFAULTS = {"date_format": "F j, Y", "time_format": "g:i a", "start_of_week": 1,
-                    "language": "en_US", "email": ""}
 # The WordPress capabilities of each of our capabilities, per post type.
 _POST_TYPE_CAPS = {"edit": ("edit_{}",), "edit_others": ("edit_others_{}",),
                    "edit_published": ("edit_published_{}",), "publish": ("publish_{}",),
@@ -37,8 +35,8 @@ bp = Blueprint("wp_core", __name__)
 
 
 def _setting(key: str) -> object:
-    settings = api.calendar().catalog.settings
-    return settings.get(key, GENERAL_DEFAULTS.get(key, ""))
+    """A `calendar.yaml` setting (defaults in model/settings.py)."""
+    return api.calendar().catalog.settings.get(key, "")
 
 
 def _zone_facts() -> tuple[str, float | str]:
@@ -137,10 +135,10 @@ def settings() -> Response:
         "email": str(_setting("email")), "timezone": zone,
         "date_format": str(_setting("date_format")),
         "time_format": str(_setting("time_format")),
-        "start_of_week": int(_setting("start_of_week") or 0),  # type: ignore[call-overload]
+        "start_of_week": setting_number(api.calendar().catalog.settings, "start_of_week")[0],
         "language": str(_setting("language")), "use_smilies": True, "default_category": 1,
         "default_post_format": "0",
-        "posts_per_page": int(_setting("per_page") or 10),  # type: ignore[call-overload]
+        "posts_per_page": lists.request_defaults(api.calendar().reader)["per_page"],
         "show_on_front": "posts", "page_on_front": 0, "page_for_posts": 0,
         "default_ping_status": "open", "default_comment_status": "open",
         "site_logo": None, "site_icon": 0})
