@@ -541,7 +541,7 @@ def _common_headers(response: Response) -> Response:
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Access-Control-Expose-Headers"] = "X-WP-Total, X-WP-TotalPages, Link"
     response.headers["Access-Control-Allow-Headers"] = (
-        "Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type")
+        "Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, X-TEC-EEA")
     if "Allow" not in response.headers and request.path.startswith(base):
         rest = request.path[len(base):].strip("/").split("/")
         resource = RESOURCES.get(rest[0]) if rest and rest[0] else None
