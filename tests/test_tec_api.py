@@ -453,3 +453,28 @@ def test_hostile_list_parameters(client, query: list, kind: str) -> None:
     assert r.status_code in (200, 400, 404), r.get_data(as_text=True)[:300]
     if r.status_code == 200:
         assert isinstance(r.get_json(), list)
+
+
+def test_statuses_and_roles(client, admin_ack, auth) -> None:
+    # Anonymous readers asking for drafts get the published only; editors get drafts.
+    anonymous = client.get(f"{TEC}/events?status=draft&per_page=100", headers=ACK).get_json()
+    assert anonymous and all(e["status"] == "publish" for e in anonymous)
+    editor = {**auth("editor"), **ACK}
+    drafts = client.get(f"{TEC}/events?status=draft&per_page=100", headers=editor).get_json()
+    assert drafts and all(e["status"] == "draft" for e in drafts)
+    r = client.get(f"{TEC}/events?status=trash", headers=editor)
+    assert r.get_json()["data"]["params"] == {"status": "Invalid parameter."}
+    # A PUT without status keeps the draft a draft (partial updates, docs/tec-api.md).
+    draft = drafts[0]
+    r = client.put(f"{TEC}/events/{draft['id']}", json={"cost": "5"}, headers=editor)
+    assert r.status_code == 200 and r.get_json()["status"] == "draft"
+    # A subscriber may read but not write; an author may not edit others' events.
+    r = client.put(f"{TEC}/events/{draft['id']}", json={"cost": "6"},
+                   headers={**auth("subscriber"), **ACK})
+    assert (r.status_code, r.get_json()["code"]) == (403, "rest_forbidden")
+    r = client.delete(f"{TEC}/events/{draft['id']}", headers={**auth("author"), **ACK})
+    assert r.status_code == 403
+    # A contributor's event is a draft, whatever status it asks for.
+    r = client.post(f"{TEC}/events", json=_event("Contributed"),
+                    headers={**auth("contributor"), **ACK})
+    assert r.status_code == 201 and r.get_json()["status"] in ("draft", "pending")
