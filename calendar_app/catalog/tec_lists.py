@@ -230,7 +230,28 @@ def answer(ctx: Context, resource: Resource, raw: dict, url: str,
         links.append(f'<{_page_url(url, raw, page - 1)}>; rel="prev"')
     if links:
         headers["Link"] = ", ".join(links)
-    return TecList(200, [shape(_record(q, i)) for i in chunk], headers)
+    return TecList(200, _shaped(q, chunk, shape), headers)
+
+
+MAX_ITEMS = 20000
+
+
+def _shaped(q: Query, chunk: list[int], shape: Callable[[Record], dict]) -> list[dict]:
+    """The items of a page. Shapes are kept on the catalog version per reader and minute
+    of "now" (`is_past`, `is_now`), as `lists` keeps `tribe/events/v1`'s."""
+    ctx = q.ctx
+    items: dict = ctx.view.derive("tec-list-items", dict)  # type: ignore[assignment]
+    who = (ctx.user.id, ctx.user.role) if ctx.user is not None else None
+    head = (ctx.rep.site_url, ctx.rep.rest_root, who, ctx.reader.clock().isoformat()[:16])
+    out = []
+    for rid in chunk:
+        item = items.get((head, rid))
+        if item is None:
+            if len(items) > MAX_ITEMS:
+                items.clear()
+            item = items[(head, rid)] = shape(_record(q, rid))
+        out.append(item)
+    return out
 
 
 def _page_url(url: str, raw: dict, page: int) -> str:
