@@ -16,11 +16,13 @@ _STR = {"type": "string"}
 _BOOL = {"type": "boolean"}
 _RENDERED = {"type": "object", "properties": {"rendered": _STR}}
 _PROTECTED = {"type": "object", "properties": {"rendered": _STR, "protected": _BOOL}}
-_DATE = {"type": "string", "format": "date-time"}
+_DATE = {"type": "string", "format": "date-time"}  # a filter: anything strtotime reads
+# WordPress's post dates: no zone, so not RFC 3339's date-time.
+_POST_DATE = {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$"}
 # WordPress core's post members, which every entity starts with (spec §9.1).
 POST_ENTITY = {
-    "id": _INT, "date": _DATE, "date_gmt": _DATE, "guid": _RENDERED, "modified": _DATE,
-    "modified_gmt": _DATE, "slug": _STR, "status": _STR, "type": _STR,
+    "id": _INT, "date": _POST_DATE, "date_gmt": _POST_DATE, "guid": _RENDERED,
+    "modified": _POST_DATE, "modified_gmt": _POST_DATE, "slug": _STR, "status": _STR, "type": _STR,
     "link": {"type": "string", "format": "uri"}, "title": _RENDERED, "content": _PROTECTED,
     "excerpt": _PROTECTED, "author": _INT, "featured_media": _INT, "template": _STR}
 _REF = "#/components/schemas/"
