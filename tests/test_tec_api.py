@@ -478,3 +478,40 @@ def test_statuses_and_roles(client, admin_ack, auth) -> None:
     r = client.post(f"{TEC}/events", json=_event("Contributed"),
                     headers={**auth("contributor"), **ACK})
     assert r.status_code == 201 and r.get_json()["status"] in ("draft", "pending")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(value=st.text(max_size=300))
+def test_hostile_acknowledgement_values(client, value: str) -> None:
+    try:
+        r = client.get(f"{TEC}/venues?per_page=1", headers={"X-TEC-EEA": value})
+    except ValueError:  # not sendable as a header at all (line breaks)
+        return
+    expected = value.strip(" \t\n\r\0\x0b").lower() == ACKNOWLEDGEMENT.lower()
+    assert r.status_code == (200 if expected else 400)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(body=st.dictionaries(st.sampled_from(["name", "slug", "description", "parent"]),
+                            _VALUES, max_size=4),
+       base=st.sampled_from(["tribe_events_cat", "tags"]),
+       query=st.lists(st.tuples(st.sampled_from(["page", "per_page", "search", "slug",
+                                                 "order", "context", "force"]),
+                                st.text(max_size=8)), max_size=3))
+def test_hostile_wordpress_routes(client, admin, content, body: dict, base: str,
+                                  query: list) -> None:
+    from urllib.parse import urlencode
+
+    before = git(content.parent, "rev-list", "--count", "HEAD")
+    r = client.post(f"/wp-json/wp/v2/{base}", data=json.dumps(body),
+                    content_type="application/json", headers=admin)
+    assert r.status_code in (201, 400), r.get_data(as_text=True)[:300]
+    commits = int(git(content.parent, "rev-list", "--count", "HEAD")) - int(before)
+    assert commits == (1 if r.status_code == 201 else 0)
+    if r.status_code == 201:
+        assert r.get_json()["taxonomy"] in ("tribe_events_cat", "post_tag")
+    qs = urlencode(query)
+    for path in (f"/wp-json/wp/v2/{base}?{qs}", f"/wp-json/wp/v2/users/me?{qs}",
+                 f"/wp-json/wp/v2/settings?{qs}", f"/wp-json/?{qs}"):
+        r = client.get(path, headers=admin)
+        assert r.status_code in (200, 400), (path, r.get_data(as_text=True)[:300])
