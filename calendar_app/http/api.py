@@ -258,7 +258,7 @@ def lookup(resource: Resource, record_id: int | None = None, slug: str | None = 
     assert record_id is not None
     record = catalog.get(record_id)
     if record is None and resource.name == "events":
-        record = _occurrence(record_id)
+        record = occurrence(record_id)
     if record is None:
         raise _not_found(resource, record_id)
     if record.collection != resource.name:
@@ -268,7 +268,7 @@ def lookup(resource: Resource, record_id: int | None = None, slug: str | None = 
     return record
 
 
-def _occurrence(record_id: int) -> Record | None:
+def occurrence(record_id: int) -> Record | None:
     """One occurrence of a recurring event, read on its own. It is written through
     its series: a change of one date goes in the series' `recurrence.changes`."""
     cal = calendar()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask, Response, current_app, request
 
-from ..catalog import occurrences, tec_bodies, tec_lists, tec_openapi
+from ..catalog import tec_bodies, tec_lists, tec_openapi
 from ..catalog.policy import may_read
 from ..catalog.query import Context as ListContext
 from ..catalog.tec_shapes import TecRepresenter
@@ -132,13 +132,12 @@ def _list(resource: Resource, user: User | None) -> Response:
     return api.respond(found.body, found.status, found.headers)
 
 
-def _find(record_id: int) -> Record | None:
-    """The post with this id, whatever its type, or an occurrence of a recurring event."""
-    cal = api.calendar()
-    record = cal.catalog.get(record_id)
-    if record is None:
-        record = occurrences.of(cal.catalog.view(), cal.service.site_now().date()).get(
-            record_id)
+def _find(resource: Resource, record_id: int) -> Record | None:
+    """The post with this id, whatever its type, or an occurrence of a recurring event
+    (a write to one is refused as `tribe/events/v1` refuses it: `api.occurrence`)."""
+    record = api.calendar().catalog.get(record_id)
+    if record is None and resource.name == "events":
+        record = api.occurrence(record_id)
     return record
 
 
@@ -149,7 +148,7 @@ def single_view(collection: str, record_id: int) -> Response:
     user = api.current_user()
     if request.method == "POST":  # the plugin's updates are PUT and PATCH only
         raise _no_route()
-    record = _find(record_id)
+    record = _find(resource, record_id)
     if request.method == "GET":
         return _read(resource, record, user)
     if request.method == "DELETE":
@@ -177,12 +176,6 @@ def _may_write(user: User | None, record: Record | None, verb: str) -> bool:
 
 def _update(resource: Resource, record: Record | None, user: User | None) -> Response:
     values = tec_bodies.read_body(resource, api.params())
-    if record is not None and record.data.get("original_start") is not None and (
-            record.collection == resource.name):
-        series = record.data["series_id"]  # written through its series, as there
-        raise errors.invalid({"id": f"Event {record.id} is one occurrence of event {series}: "
-                                    f"write to event {series} (recurrence.changes for one "
-                                    f"date)."})
     if not _may_write(user, record, "edit"):
         raise _refused()
     assert record is not None
@@ -196,11 +189,6 @@ def _update(resource: Resource, record: Record | None, user: User | None) -> Res
 
 def _delete(resource: Resource, record: Record | None, user: User | None) -> Response:
     force = tec_bodies.php_bool(api.params().get("force", False))
-    if record is not None and record.data.get("original_start") is not None:
-        series = record.data["series_id"]
-        raise errors.invalid({"id": f"Event {record.id} is one occurrence of event {series}: "
-                                    f"write to event {series} (recurrence.changes for one "
-                                    f"date)."})
     if not _may_write(user, record, "delete"):
         raise _refused()
     assert record is not None

@@ -11,7 +11,7 @@ import math
 
 from flask import Blueprint, Flask, Response, request
 
-from ..catalog import discovery, lists, tec_openapi
+from ..catalog import discovery, lists, tec_bodies, tec_openapi
 from ..model import dates, errors
 from ..model.errors import ApiError
 from ..model.records import Record
@@ -222,7 +222,7 @@ def term(base: str, term_id: int) -> Response:
                        "Sorry, you are not allowed to delete this term.")
     if record is None:
         raise ApiError(404, "rest_term_invalid", "Term does not exist.")
-    if not tec_api.tec_bodies.php_bool(api.params().get("force", False)):
+    if not tec_bodies.php_bool(api.params().get("force", False)):
         raise ApiError(501, "rest_trash_not_supported",
                        "Terms do not support trashing. Set 'force=true' to delete.")
     previous = _term(record)
