@@ -75,8 +75,11 @@ class Service(Linking):
             self.catalog.pin_latest()
             yield
 
-    def create(self, collection: str, body: dict, user: User | None) -> tuple[Record, bool]:
-        """Create a record; returns it and whether it is new (False: duplicate reused)."""
+    def create(self, collection: str, body: dict, user: User | None,
+               reuse: bool = True) -> tuple[Record, bool]:
+        """Create a record; returns it and whether it is new (False: duplicate reused).
+        `reuse`: a venue or organizer like an existing one is that one (`tribe/events/v1`
+        does so; `tec/v1` always creates)."""
         resource = RESOURCES[collection]
         missing = [n for n in resource.required_fields if body.get(n) is None]
         if missing:
@@ -85,7 +88,7 @@ class Service(Linking):
         self._check_write_permission(resource, user, None, "edit")
         with self._writing():
             write = Write("")
-            if collection in ("venues", "organizers"):
+            if collection in ("venues", "organizers") and reuse:
                 self._check_author(resource, user, values, "create")
                 existing = self._reusable(resource, values, user, write)
                 if existing is not None:  # answered as it is: nothing written
@@ -113,17 +116,18 @@ class Service(Linking):
         return updated
 
     def delete(self, record: Record, user: User | None,
-               precondition: Precondition | None = None) -> Record:
+               precondition: Precondition | None = None, force: bool = False) -> Record:
         """Trash (events, venues, organizers) or remove (terms); returns the record as
-        answered. As the plugin, there is no permanent delete of the trashable types
-        over HTTP, whatever a `force` parameter says: its clients send force=true and
-        read the record back in the trash. Removing them for good is `empty-trash`."""
+        answered. `tribe/events/v1` has no permanent delete of the trashable types,
+        whatever a `force` parameter says: its clients send force=true and read the
+        record back in the trash. `tec/v1` removes for good with `force` (`force=True`
+        here): the file goes and its id is retired, in one commit."""
         resource = record.resource
         self._check_write_permission(resource, user, record, "delete")
         with self._writing():
             current = self._current(record, precondition)
             write = Write("")
-            if resource.trashable:
+            if resource.trashable and not force:
                 if current.status == "trash":
                     raise ApiError(410, f"{resource.singular}-is-in-trash",
                                    f"The {resource.singular} is already trashed")

@@ -27,7 +27,8 @@ Our decisions where the plugin differs or has nothing (design.md, spec §7):
 - `categories` also matches events of sub-categories (WordPress `include_children`).
 - Editors list every non-internal status by default, but only records they may read
   (`policy.may_read`: others' drafts need `edit_others`, private needs `read_private`).
-- `only_with_upcoming` looks at every upcoming event, not only the first page of them.
+- `only_with_upcoming` looks at every upcoming event, not only the first page of them,
+  and counts those the reader may read (an editor's drafts, pending, private events).
 - Search matches word prefixes (`jazz` finds "Jazzy"), not arbitrary substrings.
 - A filter naming a record the reader may not read on its own (`venue`, `organizer`,
   `event`, `post`, `post_parent` with a draft's id) answers 400 as for an unknown id;

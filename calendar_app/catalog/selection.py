@@ -182,10 +182,12 @@ def _select_linked_posts(q: Query) -> list[int]:
     if v.get("only_with_upcoming"):
         now = reader.site_now()
 
+        # Every upcoming event the reader may read counts: an editor's drafts, pending
+        # and private events too, as in the plugin's acceptance tests.
         def upcoming(r: Record) -> bool:
-            return any(e.collection == "events" and e.status == "publish"
+            return any(e.collection == "events" and e.status != "trash"
                        and not e.get("hide_from_listings") and e.data["start_date"] >= now
-                       for e in catalog.linked(name, r.slug))
+                       and reader.may_read(q.user, e) for e in catalog.linked(name, r.slug))
         records = [r for r in records if upcoming(r)]
     records.sort(key=lambda r: (r.get("date") or dt.datetime.min, r.id), reverse=True)
     return [r.id for r in records]

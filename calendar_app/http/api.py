@@ -258,7 +258,7 @@ def lookup(resource: Resource, record_id: int | None = None, slug: str | None = 
     assert record_id is not None
     record = catalog.get(record_id)
     if record is None and resource.name == "events":
-        record = _occurrence(record_id)
+        record = occurrence(record_id)
     if record is None:
         raise _not_found(resource, record_id)
     if record.collection != resource.name:
@@ -268,7 +268,7 @@ def lookup(resource: Resource, record_id: int | None = None, slug: str | None = 
     return record
 
 
-def _occurrence(record_id: int) -> Record | None:
+def occurrence(record_id: int) -> Record | None:
     """One occurrence of a recurring event, read on its own. It is written through
     its series: a change of one date goes in the series' `recurrence.changes`."""
     cal = calendar()
@@ -433,11 +433,6 @@ def media(path: str) -> Response:
     return send_file(found)
 
 
-def wp_json_index() -> Response:
-    index = discovery.namespace_index(rest_root(), lists.request_defaults(calendar().reader))
-    return respond(discovery.wp_json_index(site_url(), rest_root(), index))
-
-
 # -- the shared repository ---------------------------------------------------------
 SYNC_WEBHOOK_PATH = "/wp-json/calendar/v1/sync"
 
@@ -546,7 +541,7 @@ def _common_headers(response: Response) -> Response:
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Access-Control-Expose-Headers"] = "X-WP-Total, X-WP-TotalPages, Link"
     response.headers["Access-Control-Allow-Headers"] = (
-        "Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type")
+        "Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type, X-TEC-EEA")
     if "Allow" not in response.headers and request.path.startswith(base):
         rest = request.path[len(base):].strip("/").split("/")
         resource = RESOURCES.get(rest[0]) if rest and rest[0] else None
@@ -579,7 +574,6 @@ class _PathAndMethod:
 def install(app: Flask) -> None:
     base = app.config["BASE_PATH"].rstrip("/")
     app.register_blueprint(bp, url_prefix=base)
-    app.add_url_rule("/wp-json/", "wp_json_index", wp_json_index, strict_slashes=False)
     app.add_url_rule("/media/<path:path>", "media", media)
     app.register_error_handler(ApiError, _api_error)
     app.register_error_handler(HTTPException, _http_error)

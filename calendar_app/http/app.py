@@ -79,7 +79,9 @@ def create_app(config: dict | None = None) -> Flask:
     def _release_version(_exc: BaseException | None) -> None:
         calendar.catalog.unpin()
 
-    from . import api
+    from . import api, tec_api, wp_core
 
     api.install(app)
+    tec_api.install(app)  # the plugin's newer namespace, over the same calendar
+    wp_core.install(app)  # WordPress's own routes its clients call
     return app

@@ -110,3 +110,12 @@ class FieldType:
     def wp_argument(self) -> tuple[str, Mapping[str, str] | None]:
         """(type, items) of the field as a write argument."""
         return self.arg_type, self.arg_items
+
+    # The `tec/v1` namespace (catalog/tec_bodies.py) checks a body member by its OpenAPI
+    # schema: a type says its schema there, and the plugin's error code for a bad value.
+    tec_code: ClassVar[str] = "tec_rest_invalid_string_argument"
+    tec_type: ClassVar[Mapping[str, Any] | None] = None  # None: {"type": arg_type}
+
+    def tec_schema(self) -> dict[str, Any]:
+        """The field as a `tec/v1` request body member (OpenAPI 3)."""
+        return dict(self.tec_type or {"type": self.arg_type or "string"})

@@ -18,7 +18,7 @@ import re
 import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from . import dates, errors, hints, recurrence
 from .fieldbase import (
@@ -37,6 +37,7 @@ from .formats import DATE_PATTERN, OFFSET_PATTERN, URL, digits, parse_bool, trut
 
 # A media file of the tree an image may name instead of a URL.
 _MEDIA = re.compile(r"media/[A-Za-z0-9._/-]+")
+TEC_DATE_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"
 
 
 def _resource(name: str) -> LinkTarget:
@@ -112,6 +113,8 @@ class Integer(FieldType):
     user_id: bool = False
     control = "number"
     arg_type = "integer"
+    tec_code = "tec_rest_invalid_positive_integer_argument"
+    tec_type: ClassVar[Mapping[str, Any]] = {"type": "integer", "minimum": 1}
 
     def _bounded(self, value: int) -> bool:
         return ((self.min is None or value >= self.min)
@@ -205,6 +208,9 @@ class DateTime(FieldType):
     site_zone: bool = False
     control = "datetime-local"
     finding = "invalid-date"
+    # `tec/v1` event bodies take local wall time only: no `T`, no zone.
+    tec_code = "tec_rest_invalid_date_time_argument"
+    tec_type: ClassVar[Mapping[str, Any]] = {"type": "string", "format": "date-time", "pattern": TEC_DATE_PATTERN}
 
     def from_file(self, value: object, key: str) -> object:
         when = _as_datetime(value, key)
@@ -242,6 +248,9 @@ class Choice(FieldType):
     values: tuple[str, ...]
     write_default: bool = False
     control = "select"
+
+    def tec_schema(self) -> dict[str, Any]:  # `tec/v1` reaches the trash by DELETE only
+        return {"type": "string", "enum": [v for v in self.values if v != "trash"]}
 
     def from_file(self, value: object, key: str) -> object:
         if value not in self.values:
@@ -298,6 +307,8 @@ class Url(FieldType):
     keep_empty: bool = False
     control = "url"
     is_text = True
+    tec_code = "tec_rest_invalid_uri_argument"
+    tec_type: ClassVar[Mapping[str, Any]] = {"type": "string", "format": "uri"}
 
     def from_file(self, value: object, key: str) -> object:
         text = file_text(value, key)
@@ -322,6 +333,8 @@ class Email(FieldType):
 
     searchable = True
     control = "email"
+    tec_code = "tec_rest_invalid_email_argument"
+    tec_type: ClassVar[Mapping[str, Any]] = {"type": "string", "format": "email"}
 
     def from_file(self, value: object, key: str) -> object:
         text = file_text(value, key)
@@ -370,6 +383,8 @@ class Link(FieldType):
 
     target: str
     control = "select"
+    tec_code = "tec_rest_invalid_integer_argument"  # `tec/v1` links posts by lists of ids
+    tec_type: ClassVar[Mapping[str, Any]] = {"type": "array", "items": {"type": "integer"}}
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         if _resource(self.target).is_term:
@@ -398,6 +413,8 @@ class Links(FieldType):
     control = "select-multiple"
     arg_type = ""
     arg_items = INT_ITEMS
+    tec_code = "tec_rest_invalid_integer_argument"
+    tec_type: ClassVar[Mapping[str, Any]] = {"type": "array", "items": {"type": "integer"}}
 
     def from_file(self, value: object, key: str) -> object:
         items = value if isinstance(value, list) else [value]

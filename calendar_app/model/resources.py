@@ -101,6 +101,23 @@ class Wording:
     partial_note: bool = True  # our partial updates differ from the plugin's (design.md)
 
 
+@dataclass(frozen=True)
+class TecView:
+    """How the `tec/v1` namespace shows a resource (catalog/tec_shapes.py, tec_bodies.py,
+    tec_openapi.py): its OpenAPI names, and the body members it takes, each mapped to
+    the field it sets (the rest of a body is dropped, as the plugin drops it)."""
+
+    schema: str  # "Event": also operation ids (getEvent, getEvents, createEvent, ...)
+    plural: str  # "Events": the list operation id and OpenAPI tag
+    body: Mapping[str, str]  # body member -> field name
+
+
+# Members of every `tec/v1` body (TEC_Post_Entity_Request_Body) that are our fields.
+_TEC_POST_BODY = {"content": "description", "excerpt": "excerpt", "slug": "slug",
+                  "status": "status", "date": "date", "date_gmt": "date_utc",
+                  "author": "author"}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Resource:
     name: str  # collection name in URLs and folders: "events"
@@ -130,6 +147,7 @@ class Resource:
     # on some records only).
     not_represented: tuple[str, ...] = ()
     search_fields: tuple[str, ...] = ()  # what the list's `search` parameter looks in
+    tec: TecView | None = None  # served in `tec/v1` (events, venues, organizers)
     _index: dict[str, Field] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -274,6 +292,11 @@ EVENTS = Resource(
     not_represented=("currency_symbol", "currency_position", "currency_code", "recurrence"),
     # What `/events?search=` looks in (WordPress: title, excerpt, content).
     search_fields=("title", "excerpt", "description"),
+    tec=TecView("Event", "Events", {
+        "title": "title", **_TEC_POST_BODY, "sticky": "sticky", "start_date": "start_date",
+        "end_date": "end_date", "timezone": "timezone", "all_day": "all_day",
+        "featured": "featured", "cost": "cost", "tribe_events_cat": "categories",
+        "tags": "tags", "venues": "venue", "organizers": "organizer"}),
 )
 
 VENUES = Resource(
@@ -321,6 +344,10 @@ VENUES = Resource(
         "stateprovince", "geo_lat", "geo_lng"),
     search_fields=("venue", "description", "excerpt", "address", "city", "province", "state",
                    "stateprovince", "zip", "phone"),
+    tec=TecView("Venue", "Venues", {
+        "title": "venue", **_TEC_POST_BODY, "address": "address", "country": "country",
+        "city": "city", "state_province": "stateprovince", "state": "state",
+        "province": "province", "zip": "zip", "phone": "phone", "website": "website"}),
 )
 
 _ORGANIZER_WRITE_ORDER = ("author", "date", "date_utc", "organizer", "description", "status",
@@ -355,6 +382,9 @@ ORGANIZERS = Resource(
     schema_order=_POST_SCHEMA_HEAD + (
         "organizer", "description", "excerpt", "slug", "image", "phone", "website", "email"),
     search_fields=("organizer", "description", "excerpt", "phone", "email", "website"),
+    tec=TecView("Organizer", "Organizers", {
+        "title": "organizer", **_TEC_POST_BODY, "phone": "phone", "website": "website",
+        "email": "email"}),
 )
 
 _TERM_FIELDS = (

@@ -24,6 +24,12 @@ DEFAULT_SETTINGS: dict = {
     # The schema.org type of every event's performers (docs/content-format.md).
     "performer_type": "Person",
     "recurrence_horizon_days": 730,  # endless recurrence rules are expanded this far
+    # WordPress's general settings, as `/wp-json/wp/v2/settings` answers them.
+    "email": "",
+    "date_format": "F j, Y",
+    "time_format": "g:i a",
+    "start_of_week": 1,  # 0 = Sunday
+    "language": "en_US",
 }
 PERFORMER_TYPES = ("Person", "PerformingGroup")
 # Settings that must be whole numbers, with the smallest allowed: `check` reports any
@@ -31,7 +37,7 @@ PERFORMER_TYPES = ("Person", "PerformingGroup")
 # Whole-number settings and the range each must fall in. A recurrence horizon has an
 # upper bound so that an endless rule cannot be expanded for centuries.
 WHOLE_NUMBER_SETTINGS = {"feed_past_days": (0, None), "feed_refresh_minutes": (1, None),
-                         "recurrence_horizon_days": (1, 36500)}
+                         "recurrence_horizon_days": (1, 36500), "start_of_week": (0, 6)}
 
 
 def setting_number(settings: dict, key: str) -> tuple[int, str | None]:
