@@ -163,8 +163,17 @@ def test_near_the_epoch_is_still_a_date(client, value) -> None:
     assert client.get(f"{BASE}/events", query_string={"start_date": value}).status_code == 200
 
 
-def test_an_all_day_event_ending_at_midnight_ends_at_the_end_of_that_day(client) -> None:
-    # The sample's record 102 is written `end_date: 2026-12-06 00:00:00`, all day.
+def test_an_all_day_event_ending_at_midnight_ends_at_the_end_of_that_day(
+        tmp_path: Path) -> None:
+    # As the sample's record 102 was written before `fmt` wrote it out in full.
+    from calendar_app.http.app import create_app
+
+    content = make_repo(tmp_path)
+    path = content / "events/2026/december-makers-market-2026.yaml"
+    path.write_text(path.read_text().replace("end_date: 2026-12-06 23:59:59",
+                                             "end_date: 2026-12-06 00:00:00"))
+    client = create_app({"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "u.yaml"),
+                         "CACHE_DIR": str(tmp_path / "cache"), "TESTING": True}).test_client()
     body = client.get(f"{BASE}/events/102").get_json()
     assert body["all_day"] is True
     assert body["start_date"] == "2026-12-05 00:00:00"

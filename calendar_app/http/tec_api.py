@@ -106,13 +106,15 @@ def collection_view(collection: str) -> Response:
         "start_date_utc")) and (values.get("end_date") or values.get("end_date_utc")
                                 or values.get("duration"))
     if not (isinstance(title, str) and title.strip()) or not dated:
-        raise Failure(500, "Failed to create entity.")
+        # The plugin answers 500 here (spec §7.5); a missing field is the client's
+        # error, and we never answer bad input with a 5xx: same body, status 400.
+        raise Failure(400, "Failed to create entity.")
     body = _known_terms(tec_bodies.service_body(resource, values))
     try:
         record, _new = api.calendar().service.create(collection, body, user, reuse=False)
     except ApiError as exc:
         if exc.code == "rest_missing_callback_param":
-            raise Failure(500, "Failed to create entity.") from None
+            raise Failure(400, "Failed to create entity.") from None
         raise
     return api.respond(shapes().represent(record), 201)
 
