@@ -81,6 +81,12 @@ def create_app(config: dict | None = None) -> Flask:
     def _release_version(_exc: BaseException | None) -> None:
         calendar.catalog.unpin()
 
+    _install_views(app)
+    return app
+
+
+def _install_views(app: Flask) -> None:
+    """The editing pages, then the interface."""
     from ..editing import auth, endpoints, views
     from . import api
 
@@ -91,7 +97,5 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(endpoints.bp)
     api.install(app)
     # The interface keeps Basic auth and application passwords: no CSRF token there.
-    auth.csrf.exempt(api.bp)
-    auth.csrf.exempt(api.wp_json_index)
-    auth.csrf.exempt(api.sync_webhook)
-    return app
+    for view in (api.bp, api.wp_json_index, api.sync_webhook):
+        auth.csrf.exempt(view)
