@@ -428,3 +428,22 @@ def test_a_time_that_happens_twice_is_warned_and_saved(editor, content):
     assert (b"start_date 2027-11-07 01:30:00 happens twice in America/New_York (clocks go "
             b"back); the first one is used") in page.data
     assert post(editor, "/admin/events/new", data).status_code == 303
+
+
+@pytest.mark.parametrize("block", [
+    {"every": "month", "on": "second tuesday", "until": "2027-12-31 23:59:59"},
+    {"every": "2 weeks", "on": ["monday", "thursday"], "count": 8},
+    {"every": "month", "on": 15},
+    {"rrule": "FREQ=YEARLY;BYMONTH=6;BYMONTHDAY=21"},
+    {"rdate": ["2027-05-20 19:00:00", "2027-06-20 19:00:00"]},
+])
+def test_rule_builder_shows_and_reads_back_the_same_block(block):
+    from werkzeug.datastructures import MultiDict
+
+    from calendar_app.editing.forms import _rule_pairs
+    from calendar_app.model import recurrence, rule_form
+
+    normal = recurrence.normalize(block)
+    posted = rule_form.read(MultiDict(_rule_pairs("recurrence", rule_form.show(normal))),
+                            "recurrence")
+    assert recurrence.normalize(posted) == normal
