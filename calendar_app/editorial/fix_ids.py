@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import slugs
-from ..model.fieldtypes import Links
+from ..model.linktypes import Links
 from ..model.resources import RESOURCES, yaml_fields
 from ..store import yamlfile
 from ..sync.idlease import Lease

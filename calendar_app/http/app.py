@@ -24,7 +24,9 @@ def create_app(config: dict | None = None) -> Flask:
     off), SYNC_PUSH ("wait" or "queue"), SYNC_TIMEOUT (seconds for the network calls of
     one exchange, below the worker timeout); see docs/deployment.md. With a remote, new ids
     come from blocks of ID_BLOCK (100) ids leased there (idlease.py), so instances never
-    share one; ID_LEASE_TIMEOUT (10) bounds in seconds each lease's talk with the remote."""
+    share one; ID_LEASE_TIMEOUT (10) bounds in seconds each lease's talk with the remote.
+    SECRET_KEY signs the editing pages' sessions (default: a key kept beside the users
+    file), SESSION_COOKIE_SECURE (set it behind HTTPS); see editing/auth.py."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -79,9 +81,23 @@ def create_app(config: dict | None = None) -> Flask:
     def _release_version(_exc: BaseException | None) -> None:
         calendar.catalog.unpin()
 
+    _install_views(app)
+    return app
+
+
+def _install_views(app: Flask) -> None:
+    """The editing pages, then the interface in both namespaces and WordPress's routes."""
+    from ..editing import auth, endpoints, views
     from . import api, tec_api, wp_core
 
+    # First, so that its after-request hook runs last: the pages' own policy and
+    # caching win over the interface's defaults.
+    auth.init_app(app)
+    app.register_blueprint(views.bp)  # the editing pages (/admin/)
+    app.register_blueprint(endpoints.bp)
     api.install(app)
     tec_api.install(app)  # the plugin's newer namespace, over the same calendar
     wp_core.install(app)  # WordPress's own routes its clients call
-    return app
+    # The interface keeps Basic auth and application passwords: no CSRF token there.
+    for view in (api.bp, tec_api.bp, wp_core.bp, wp_core.site_index, api.sync_webhook):
+        auth.csrf.exempt(view)

@@ -20,13 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from . import dates, errors, hints, recurrence
+from . import dates, errors, hints, recurrence, rule_form
 from .fieldbase import (
-    INT_ITEMS,
     INVALID,
     RESOURCES,
     STRING_ITEMS,
     FieldType,
+    FormData,
     LinkTarget,
     RecordError,
     RequestContext,
@@ -34,8 +34,8 @@ from .fieldbase import (
     request_text,
 )
 from .formats import DATE_PATTERN, OFFSET_PATTERN, URL, digits, parse_bool, truthy, valid_email
+from .linktypes import Link, Links
 
-# A media file of the tree an image may name instead of a URL.
 _MEDIA = re.compile(r"media/[A-Za-z0-9._/-]+")
 TEC_DATE_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"
 
@@ -137,6 +137,9 @@ class Integer(FieldType):
             raise errors.invalid({name: INVALID})
         return value
 
+    def form_attrs(self, value: object = None) -> dict[str, str]:
+        return {k: str(v) for k, v in (("min", self.min), ("max", self.max)) if v is not None}
+
     def json_schema(self) -> dict:
         return {"type": "integer", "minimum": self.min or 0}
 
@@ -165,6 +168,10 @@ class Number(FieldType):
                 and (self.max is None or number <= self.max)):
             raise errors.invalid({name: INVALID})
         return number
+
+    def form_attrs(self, value: object = None) -> dict[str, str]:
+        bounds = (("min", self.min), ("max", self.max))
+        return {"step": "any", **{k: f"{v:g}" for k, v in bounds if v is not None}}
 
     def json_schema(self) -> dict:
         return {"type": "number"}
@@ -266,12 +273,15 @@ class Choice(FieldType):
     def json_schema(self) -> dict:
         return {"enum": list(self.values)}
 
+    def form_options(self) -> tuple[str, ...]:
+        return self.values
+
 
 @dataclass(frozen=True)
 class Timezone(FieldType):
     """An IANA time zone name or a UTC offset (`UTC+2`); sent empty, it is cleared."""
 
-    control = "select"
+    control = "timezone"  # a text input offering the zone names (a datalist)
     finding = "unknown-timezone"
 
     def from_file(self, value: object, key: str) -> object:
@@ -377,75 +387,6 @@ class Image(FieldType):
 
 
 @dataclass(frozen=True)
-class Link(FieldType):
-    """The slug of one record of `target` in files; its id (or, for a venue, an inline
-    body) in requests. A term's link is its parent."""
-
-    target: str
-    control = "select"
-    tec_code = "tec_rest_invalid_integer_argument"  # `tec/v1` links posts by lists of ids
-    tec_type: ClassVar[Mapping[str, Any]] = {"type": "array", "items": {"type": "integer"}}
-
-    def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
-        if _resource(self.target).is_term:
-            return ctx.term_parent(raw)
-        return ctx.link_plan(name, self.target, raw, single=True)
-
-    def json_description(self, description: str) -> str:
-        return f"Slug of the {_resource(self.target).singular}"  # files link by slug
-
-    def openapi(self, description: str) -> dict[str, Any]:
-        return {"type": "object", "description": description,
-                "$ref": f"#/components/schemas/{_resource(self.target).schema_name}"}
-
-    def wp_argument(self) -> tuple[str, Mapping[str, str] | None]:
-        # A parent term is one id; a venue may be an id, a list or an object, which the
-        # plugin declares as a typeless list of ids.
-        return ("integer", None) if _resource(self.target).is_term else ("", INT_ITEMS)
-
-
-@dataclass(frozen=True)
-class Links(FieldType):
-    """Slugs of records of `target` in files (one alone may be written bare); ids,
-    terms' names or inline bodies in requests."""
-
-    target: str
-    control = "select-multiple"
-    arg_type = ""
-    arg_items = INT_ITEMS
-    tec_code = "tec_rest_invalid_integer_argument"
-    tec_type: ClassVar[Mapping[str, Any]] = {"type": "array", "items": {"type": "integer"}}
-
-    def from_file(self, value: object, key: str) -> object:
-        items = value if isinstance(value, list) else [value]
-        if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in items):
-            raise RecordError(f"{key}: expected a list of slugs", key)
-        return [str(v) for v in items]
-
-    def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
-        if _resource(self.target).is_term:
-            return ctx.term_plan(self.target, raw)
-        return ctx.link_plan(name, self.target, raw, single=False)
-
-    def to_file(self, value: object) -> object:
-        return value or None
-
-    def json_schema(self) -> dict:
-        single = _resource(self.target).singular
-        return {"anyOf": [
-            {"type": "array", "items": {"type": "string", "description": f"{single} slug"}},
-            {"type": "string", "description": f"a single {single} slug"},
-        ]}
-
-    def json_description(self, description: str) -> str:
-        return f"Slugs of the {self.target}"
-
-    def openapi(self, description: str) -> dict[str, Any]:
-        ref = {"$ref": f"#/components/schemas/{_resource(self.target).schema_name}"}
-        return {"type": "array", "description": description, "items": ref}
-
-
-@dataclass(frozen=True)
 class Names(FieldType):
     """A name or a list of names: a list in records, one name alone in files."""
 
@@ -547,6 +488,12 @@ class Recurrence(FieldType):
                     raise RecordError(f"recurrence changes {when}: {exc.message}", key,
                                       f"{name}:") from None
         return block
+
+    def form_value(self, value: object) -> Any:
+        return rule_form.show(value)  # type: ignore[arg-type]
+
+    def from_form(self, form: FormData, name: str) -> object:
+        return rule_form.read(form, name)
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         if raw is None or raw == "":

@@ -26,8 +26,6 @@ from .fieldtypes import (
     FieldType,
     Image,
     Integer,
-    Link,
-    Links,
     Names,
     Number,
     Recurrence,
@@ -38,6 +36,7 @@ from .fieldtypes import (
     Url,
 )
 from .ids import MAX_ID
+from .linktypes import Link, Links
 
 STATUSES = ("publish", "future", "draft", "pending", "private", "trash")
 
