@@ -38,6 +38,7 @@ PAGES = {
     "event": "event/holiday-messiah-sing-along-2026/index.html",
     "event in another zone, in CAD": "event/northbound-shorts-toronto-2027/index.html",
     "multi-day event": "event/winter-lights-festival-2027/index.html",
+    "canceled event (its label and reason)": "event/family-film-matinee-december-2026/index.html",
     "occurrence of a recurring event": "event/beginners-pottery-class-2027/2027-04-13/index.html",
     "venue": "venue/magnolia-arts-center/index.html",
     "organizer": "organizer/inland-chamber-players/index.html",
@@ -52,6 +53,12 @@ OPTIONAL = {"search": "search/index.html"}
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("quality")
     shutil.copytree(REPO / "content", tmp / "content")
+    # An event status on one December event: its label shows on its page, the list,
+    # the month grid (checked above) and its day.
+    matinee = tmp / "content/events/2026/family-film-matinee-december-2026.yaml"
+    matinee.write_text(matinee.read_text().replace(
+        "status: publish\n", "status: publish\nevent_status: canceled\n"
+        "event_status_reason: The projector is broken\n", 1))
     report = build(Options(content=tmp / "content", out=tmp / "public", now=NOW,
                            base_url=BASE_URL, cache_dir=tmp / "cache", progress=False))
     assert report.written and not report.problems

@@ -6,9 +6,9 @@ import datetime as dt
 from collections.abc import Iterator
 
 from ..model import dates, markup
-from . import paths
+from . import ical, paths
 from .model import EventView, SiteModel
-from .pages import Pages, media_stamp
+from .pages import Pages, event_deps, media_stamp
 from .plan import Output, ids
 from .render import STATIC_PREFIX, static_bytes, static_files
 
@@ -101,3 +101,19 @@ def media(model: SiteModel) -> Iterator[Output]:
             continue  # only regular files in media/: never what a symlink points at
         yield Output(str(image), (), f"media {media_stamp(model, image)}",
                      lambda source=source: source.read_bytes(), kind="media")
+
+
+def date_ics(pages: Pages, host: str, title: str) -> Iterator[Output]:
+    """Each date of a series as an .ics of its own, in its page's folder: its page
+    offers this date alone beside the whole series (the series' .ics)."""
+    model = pages.model
+
+    def one(event: EventView) -> Output:
+        url = pages.base_url + paths.folder(event.path)
+        return Output(event.date_ics_path, event_deps(model, event), f"ics-date {host} {title}",
+                      lambda: ical.feed([event], f"{title}: {event.title_text}",
+                                        lambda e: ical.vevent(e, model, host, url, alone=True),
+                                        model.site_tz), kind="ics")
+
+    for found in model.occurrences.values():
+        yield from map(one, found)

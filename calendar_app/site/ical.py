@@ -48,17 +48,22 @@ def _iana(name: str) -> bool:
     return name != "UTC" and not dates.is_offset_name(name)
 
 
-def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> bytes:
+def vevent(event: EventView, model: SiteModel, host: str, page_url: str,
+           alone: bool = False) -> bytes:
+    """The event's VEVENT (a series': with its rules and changed dates). `alone`: one
+    date of a series as an event of its own (its page's "this date" .ics), with the
+    occurrence's id as UID, so a calendar app keeps it apart from the series."""
     record = event.record
     site_tz = model.site_tz
     modified = record.get("modified") or record.get("date") or event.start
     created = record.get("date") or modified
-    lines = ["BEGIN:VEVENT", "UID:" + text(uid(event, host)),
+    lines = ["BEGIN:VEVENT", "UID:" + text(f"{record.id}@{host}" if alone else uid(event, host)),
              # DTSTAMP is the record's last change, not the build time: identical
              # input, identical bytes.
              f"DTSTAMP:{_utc_stamp(modified, site_tz)}",
              f"CREATED:{_utc_stamp(created, site_tz)}",
-             f"LAST-MODIFIED:{_utc_stamp(modified, site_tz)}"]
+             f"LAST-MODIFIED:{_utc_stamp(modified, site_tz)}",
+             f"SEQUENCE:{sequence(created, modified)}"]
     if event.all_day:
         end = event.last_day + dt.timedelta(days=1)  # exclusive
         lines += [f"DTSTART;VALUE=DATE:{event.first_day:%Y%m%d}", f"DTEND;VALUE=DATE:{end:%Y%m%d}"]
@@ -68,7 +73,7 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
     else:
         lines += [f"DTSTART:{event.start_utc:%Y%m%dT%H%M%SZ}",
                   f"DTEND:{event.end_utc:%Y%m%dT%H%M%SZ}"]
-    lines += recurrence_lines(event)
+    lines += [] if alone else recurrence_lines(event)
     lines.append("SUMMARY:" + text(event.title_text))
     # The description's HTML as the page shows it, without the whole representation,
     # as text that keeps paragraphs, list items and link addresses.
@@ -88,10 +93,23 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
     if event.categories:
         lines.append("CATEGORIES:" + ",".join(text(c.name) for c in event.categories))
     lines += organizers
-    lines += ["STATUS:CONFIRMED", f"TRANSP:{'TRANSPARENT' if event.all_day else 'OPAQUE'}",
+    lines += [f"STATUS:{_STATUS.get(record.get('event_status') or '', 'CONFIRMED')}",
+              f"TRANSP:{'TRANSPARENT' if event.all_day else 'OPAQUE'}",
               "END:VEVENT", ""]
-    return b"\r\n".join(fold(line) for line in lines) + changed_occurrences(
-        event, model, host, page_url)
+    return b"\r\n".join(fold(line) for line in lines) + (
+        b"" if alone else changed_occurrences(event, model, host, page_url))
+
+
+# The plugin's Event Status as RFC 5545's (3.8.1.11): a postponed event has no date yet.
+_STATUS = {"canceled": "CANCELLED", "postponed": "TENTATIVE"}
+
+
+def sequence(created: dt.datetime, modified: dt.datetime) -> int:
+    """SEQUENCE (RFC 5545 3.8.7.4): calendar apps replace their copy of an event only
+    when it grows. Every change of a record sets its `modified`, so the seconds from
+    its creation to its last change grow with every change, with no counter to keep in
+    the file or history to read (in range for 68 years: a signed 32-bit value)."""
+    return max(0, min(int((modified - created).total_seconds()), 2**31 - 1))
 
 
 def organizer_lines(organizers: list) -> tuple[list[str], str]:

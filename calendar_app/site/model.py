@@ -23,9 +23,11 @@ from ..catalog.catalog import Catalog
 from ..catalog.represent import Representer
 from ..model import cost, dates, markup
 from ..model.records import Record
+from ..model.resources import EVENTS
 from . import paths, zonenames
 
 PUBLISHED = "publish"
+_STATUS_TYPE = EVENTS.field("event_status").type  # type: ignore[union-attr]
 # An excerpt's closing ellipsis: "…", "...", "[…]" or "[...]" (WordPress writes those).
 _ELLIPSIS = re.compile(r"\s*\[?(?:…|\.\.\.)\]?\s*$")
 
@@ -66,6 +68,22 @@ class EventView:
     def ics_path(self) -> str:
         # An occurrence is downloaded as its series: the .ics with the rule.
         return paths.folder((self.series or self).path) + "event.ics"
+
+    @property
+    def date_ics_path(self) -> str:
+        """An occurrence's own .ics, this date alone ("" for a single event or series)."""
+        return paths.folder(self.path) + "event.ics" if self.series is not None else ""
+
+    @cached_property
+    def status_label(self) -> str:
+        """The plugin's label of an event that does not take place as planned
+        ("Canceled", "Postponed"); "" for a scheduled one, which pages do not label."""
+        status = str(self.record.get("event_status") or "scheduled")
+        return "" if status == "scheduled" else _STATUS_TYPE.label(status)
+
+    @property
+    def status_reason(self) -> str:
+        return str(self.record.get("event_status_reason") or "") if self.status_label else ""
 
     @cached_property
     def title(self) -> Markup:
