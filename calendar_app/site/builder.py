@@ -501,6 +501,7 @@ class Builder:
         for event in model.events:
             yield own(event)
         yield from feeds.date_ics(pages, host, title)
+        yield from feeds.period_ics(pages, host, title, vevent)
         # Every feed keeps the events of its last feed_past_days days: a subscriber's
         # calendar app drops what a feed no longer holds, yesterday's concert included.
         yield output(paths.ALL_ICS, model.listed, title)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..model import dates, markup
 from . import ical, paths
@@ -13,6 +13,9 @@ from .plan import Output, ids
 from .render import STATIC_PREFIX, static_bytes, static_files
 
 ATOM_ENTRIES = 50
+# A month's or a day's events, a one-off export: not `calendar.ics`, which every
+# folder uses for a feed to subscribe to.
+PERIOD_ICS = "events.ics"
 
 
 def _stamp(moment: dt.datetime, zone_name: str) -> str:
@@ -117,3 +120,34 @@ def date_ics(pages: Pages, host: str, title: str) -> Iterator[Output]:
 
     for found in model.occurrences.values():
         yield from map(one, found)
+
+
+def period_ics(pages: Pages, host: str, title: str,
+               vevent: Callable[[EventView], bytes]) -> Iterator[Output]:
+    """A month's and a day's events as an .ics beside their page (the plugin's "Export
+    .ics file" of those views, and what their `?ical=1` answers when served): every
+    event of the period whatever the feeds' window, a repeating event's dates each
+    alone (a series' rule would add dates outside the period)."""
+    model = pages.model
+
+    def one(event: EventView) -> bytes:
+        if event.series is None:
+            return vevent(event)
+        url = pages.base_url + paths.folder(event.path)
+        return ical.vevent(event, model, host, url, alone=True)
+
+    def output(page: str, events: list[EventView], name: str) -> Output:
+        return Output(paths.folder(page) + PERIOD_ICS,
+                      tuple(d for e in events for d in event_deps(model, e)),
+                      f"ics-period {host} {name} {[e.id for e in events]}",
+                      lambda: ical.feed(events, name, one, model.site_tz), kind="ics-feed")
+
+    months: dict[dt.date, dict[int, EventView]] = {}
+    for day in model.event_days:
+        events = model.by_day[day]
+        yield output(paths.day(day), events, f"{title}: {day.isoformat()}")
+        first = day.replace(day=1)
+        months.setdefault(first, {}).update((e.id, e) for e in events)
+    for first, found in sorted(months.items()):
+        events = sorted(found.values(), key=lambda e: (e.start_utc, e.end_utc, e.id))
+        yield output(paths.month(first), events, f"{title}: {first:%Y-%m}")
