@@ -250,11 +250,52 @@ def duration(minutes: int) -> str:
     return "PT" + (f"{hours}H" if hours else "") + (f"{rest}M" if rest or not hours else "")
 
 
+def event_years(event: EventView, endless_until: Callable[[EventView], int] | None,
+                ) -> tuple[int, int]:
+    """The first and last year of the dates an event's VEVENT holds: a series' every
+    date (its rules', RDATE, EXDATE, its changed dates'), an endless one's up to the
+    year `endless_until` gives (the recurrence horizon: the dates the site lists)."""
+    low, high = event.start.year, event.end.year
+    data = event.record.data
+    block = data.get("recurrence")
+    if not block or data.get("original_start") is not None:
+        return low, high
+    start, end = data["start_date"], data["end_date"]
+    moments = [*block.get("rdate", ()), *recurrence.taken_out(block)]
+    for occ in recurrence.changed(block, start, end):
+        moments += [occ.original, occ.start, occ.end]
+    last = _last_year(repr(sorted(block.items())), block, start, end)
+    if last is None:
+        last = endless_until(event) if endless_until else high
+    years = [low, high, last, *(m.year for m in moments)]
+    return min(years), max(years)
+
+
+def _last_year(key: str, block: dict, start: dt.datetime, end: dt.datetime) -> int | None:
+    """The year of a bounded series' last date (None for an endless one); `key` names
+    the block for the cache (dicts are not hashable)."""
+    found = (key, start, end)
+    if found not in _LAST_YEARS:
+        last = None
+        if not recurrence.is_endless(block, start):
+            dated = recurrence.expand(block, start, end, dates.MAX_KEPT)
+            last = max((o.end for o in dated), default=end).year
+        if len(_LAST_YEARS) > 4096:
+            _LAST_YEARS.clear()
+        _LAST_YEARS[found] = last
+    return _LAST_YEARS[found]
+
+
+_LAST_YEARS: dict[tuple[str, dt.datetime, dt.datetime], int | None] = {}
+
+
 def feed(events: Iterable[EventView], title: str, vevents: Callable[[EventView], bytes],
-         site_tz: str, refresh_minutes: int | None = None) -> bytes:
+         site_tz: str, refresh_minutes: int | None = None,
+         endless_until: Callable[[EventView], int] | None = None) -> bytes:
     """A VCALENDAR of these events. `refresh_minutes`: how often subscribers should
     fetch it again (REFRESH-INTERVAL, RFC 7986 5.7, and X-PUBLISHED-TTL, its older
-    spelling that Outlook and Apple Calendar read); None for a one-off file."""
+    spelling that Outlook and Apple Calendar read); None for a one-off file.
+    `endless_until`: the last year an endless series' time zone is described for."""
     events = list(events)
     head = ["BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODID}", "CALSCALE:GREGORIAN",
             "METHOD:PUBLISH", "X-WR-CALNAME:" + text(title)]
@@ -266,9 +307,9 @@ def feed(events: Iterable[EventView], title: str, vevents: Callable[[EventView],
     years: dict[str, list[int]] = {}
     for event in events:
         if not event.all_day and _iana(event.tzname):
-            span = years.setdefault(event.tzname, [event.start.year, event.end.year])
-            span[0] = min(span[0], event.start.year)
-            span[1] = max(span[1], event.end.year)
+            low, high = event_years(event, endless_until)
+            span = years.setdefault(event.tzname, [low, high])
+            span[0], span[1] = min(span[0], low), max(span[1], high)
     parts = [b"".join(fold(line) + b"\r\n" for line in head)]
     parts += [vtimezone(tzid, low, high) for tzid, (low, high) in sorted(years.items())]
     parts += [vevents(event) for event in events]

@@ -21,7 +21,7 @@ from markupsafe import Markup
 from ..catalog import occurrences
 from ..catalog.catalog import Catalog
 from ..catalog.represent import Representer
-from ..model import cost, dates, markup
+from ..model import cost, dates, markup, recurrence
 from ..model.records import Record
 from ..model.resources import EVENTS
 from . import paths, zonenames
@@ -298,6 +298,10 @@ class SiteModel:
                 tags=series.tags, body=lambda record=record: self.body(record),
                 series=series))
         return sorted(found, key=lambda e: (e.start_utc, e.end_utc, e.id))
+
+    def horizon_year(self, event: EventView) -> int:
+        """The last year an endless series' dates are listed in (occurrences.numbered)."""
+        return recurrence.horizon(self.settings, max(self.today, event.start.date())).year
 
     def upcoming_dates(self, event: EventView) -> list[EventView]:
         """The occurrences of the event's series still to come (none for a single event)."""
