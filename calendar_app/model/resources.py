@@ -280,9 +280,7 @@ EVENTS = Resource(
         "organizer"),
     # The currency fields fold into cost_details. `recurrence` is shown on recurring
     # events only, as with the plugin's Pro add-on: its Event schema stays as it is.
-    # The event status fields likewise, on events that have them only.
-    not_represented=("currency_symbol", "currency_position", "currency_code", "recurrence",
-                     "event_status", "event_status_reason", "previous_start_date"),
+    not_represented=("currency_symbol", "currency_position", "currency_code", "recurrence"),
     # What `/events?search=` looks in (WordPress: title, excerpt, content).
     search_fields=("title", "excerpt", "description"),
 )
