@@ -13,6 +13,8 @@ from pathlib import Path
 import icalendar
 import pytest
 from conftest import BASE, SAMPLE, site_options
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from calendar_app.editorial import register
 from calendar_app.site import build
@@ -155,3 +157,24 @@ def test_check_warns_of_a_reason_without_a_status(content: Path, capsys) -> None
     assert status == 0
     assert [(line, message[:36]) for _path, line, message in found] == [
         (5, "event_status_reason is shown only wi")]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(status=st.one_of(st.sampled_from(["scheduled", "canceled", "postponed"]),
+                        st.text(max_size=20), st.integers(), st.none()),
+       reason=st.one_of(st.text(max_size=80), st.integers(), st.lists(st.text(), max_size=2)),
+       moved=st.one_of(st.text(max_size=25), st.just("2027-03-25 19:30:00")))
+def test_any_status_input_is_taken_or_refused_cleanly(client, admin, content, status, reason,
+                                                      moved) -> None:
+    before = (content / APRIL).read_text()
+    answer = client.post(f"{BASE}/events/109", headers=admin, json={
+        "event_status": status, "event_status_reason": reason, "previous_start_date": moved})
+    assert answer.status_code in (200, 400), answer.get_json()
+    after = (content / APRIL).read_text()
+    if answer.status_code == 400:
+        assert answer.get_json()["code"] == "rest_invalid_param"
+        assert after == before
+    else:
+        body = client.get(f"{BASE}/events/109").get_json()
+        assert body.get("event_status") in (None, "scheduled", "canceled", "postponed")
+        assert "event_status:" in after or body.get("event_status") is None

@@ -153,11 +153,12 @@ def test_no_path_leaves_the_site_folder(served, path: str) -> None:
                max_size=40))
 def test_any_path_gets_a_page_a_redirect_or_a_404(served, text: str) -> None:
     _app, client, _content, _tmp = served
-    started = time.monotonic()
-    answer = client.get("/" + text.lstrip("/"))
-    assert time.monotonic() - started < 5
-    assert answer.status_code in (200, 308, 404, 503), answer.status_code
-    assert SECRET.encode() not in answer.data
+    for query in ("", "?ical=1", "?ical=" + text[:10]):
+        started = time.monotonic()
+        answer = client.get("/" + text.lstrip("/") + query)
+        assert time.monotonic() - started < 5
+        assert answer.status_code in (200, 308, 404, 503), answer.status_code
+        assert SECRET.encode() not in answer.data
 
 
 def _summaries(data: bytes) -> list[str]:
