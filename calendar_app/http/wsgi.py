@@ -9,6 +9,7 @@ CALENDAR_WEBHOOK_SECRET, CALENDAR_POLL (seconds), CALENDAR_PUSH (wait or queue),
 CALENDAR_SYNC_TIMEOUT (seconds, 10), CALENDAR_ID_BLOCK (ids leased at a time, 100),
 CALENDAR_ID_LEASE_TIMEOUT (seconds for one lease's fetch and push, 10).
 CALENDAR_TEC_ACKNOWLEDGEMENT=off: `tec/v1` answers without its X-TEC-EEA header.
+CALENDAR_SITE=0 serves the interface alone, without the website at `/`.
 """
 
 import os
@@ -34,4 +35,5 @@ app = create_app({
     "ID_BLOCK": int(os.environ.get("CALENDAR_ID_BLOCK") or 100),
     "ID_LEASE_TIMEOUT": os.environ.get("CALENDAR_ID_LEASE_TIMEOUT") or NETWORK_TIMEOUT,
     "TEC_REQUIRE_ACKNOWLEDGEMENT": os.environ.get("CALENDAR_TEC_ACKNOWLEDGEMENT") != "off",
+    "SITE": os.environ.get("CALENDAR_SITE", "1") != "0",
 })
