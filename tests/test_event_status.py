@@ -120,7 +120,17 @@ def test_the_interface_shows_status_only_on_events_that_have_it(client, admin) -
                                "json_ld"]
 
 
-@pytest.mark.parametrize("value", ["cancelled", "", "CANCELED", "deleted", ["canceled"]])
+@pytest.mark.parametrize("value", ["cancelled", "CANCELED", "deleted", ["canceled"]])
+def test_a_status_sent_empty_is_cleared(client, admin, content) -> None:
+    # As a time zone sent empty is: the editing page's "not set" choice sends "".
+    client.post(f"{BASE}/events/109", headers=admin, json={"event_status": "canceled"})
+    answer = client.post(f"{BASE}/events/109", headers=admin, json={"event_status": ""})
+    assert answer.status_code == 200, answer.get_json()
+    assert "event_status" not in client.get(f"{BASE}/events/109").get_json()
+    assert "event_status:" not in (content / APRIL).read_text()
+
+
+@pytest.mark.parametrize("value", ["cancelled", "CANCELED", "deleted", ["canceled"]])
 def test_a_bad_status_is_refused_with_the_plugin_error(client, admin, content, value) -> None:
     before = (content / APRIL).read_text()
     answer = client.post(f"{BASE}/events/109", headers=admin, json={"event_status": value})

@@ -276,6 +276,8 @@ class Choice(FieldType):
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         value = request_text(raw, name)
+        if value == "" and not self.write_default:
+            return None  # an optional choice sent empty is cleared
         if value not in self.values:
             raise errors.invalid({name: INVALID})
         return value
@@ -284,7 +286,8 @@ class Choice(FieldType):
         return {"enum": list(self.values)}
 
     def form_options(self) -> tuple[str, ...]:
-        return self.values
+        # An optional choice offers "not set" first, so a form saved untouched sets none.
+        return self.values if self.write_default else ("", *self.values)
 
 
 @dataclass(frozen=True)
