@@ -311,11 +311,12 @@ class _Applier:
             else:
                 data[name] = values[name]
         self._remember(current.collection, incoming.source_id, values)
-        if data == current.data:
+        # Compared as the file would read back: defaults and spellings settle there.
+        record = self._check(Record(current.collection, data, current.path), incoming)
+        if record.data == current.data:
             self.outcome.unchanged += 1
             return current
-        data["modified"] = self.now
-        record = self._check(Record(current.collection, data, current.path), incoming)
+        record.data["modified"] = self.now
         self.service.stage_edit(current, record, self.write)
         self.outcome.changed.append(record)
         return record
