@@ -178,6 +178,11 @@ class _Applier:
             if target is not None:
                 self.resolved[key] = target.slug
                 return
+        if existing is None and set(values) == {resource.title_field}:
+            named = self._named(resource, str(values[resource.title_field]))
+            if named is not None:  # a mere mention by name (CSV, iCalendar LOCATION)
+                self.resolved[key] = named.slug
+                return
         if existing is None and resource is EVENTS and self._duplicate(incoming, values):
             return
         if existing is None:
@@ -185,6 +190,14 @@ class _Applier:
         else:
             record = self._update(existing, incoming, values)
         self.resolved[key] = record.slug
+
+    def _named(self, resource: Resource, name: str) -> Record | None:
+        wanted = name.strip().casefold()
+        for record in self.catalog.all(resource.name) + [
+                r for r in self.write.put if r.collection == resource.name]:
+            if record.name.strip().casefold() == wanted and record.status != "trash":
+                return record
+        return None
 
     def _values(self, resource: Resource, incoming: Incoming) -> dict:
         """The incoming fields by field name, links turned into our slugs."""
@@ -268,8 +281,6 @@ class _Applier:
             data["modified"] = self.now
             data["source"] = self.options.source
             data["source_id"] = incoming.source_id
-        if resource is EVENTS:
-            data.setdefault("timezone", self.service.site_zone_name)
         data["slug"] = self._slug(resource, values.get("slug"), data)
         data = {f.name: data[f.name] for f in resource.fields if data.get(f.name) is not None}
         record = Record(resource.name, data, f"{_folder(resource, data)}/{data['slug']}.yaml")
