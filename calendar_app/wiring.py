@@ -44,6 +44,9 @@ class Calendar:
     watch: bool = False  # follow the tree with watchdog once serving
     watcher: Watcher | None = None
     remote_sync: RemoteSync | None = None  # when serving a clone of a shared remote
+    # More threads of the serving process, each with start() and stop(): layers above
+    # this one add theirs (the import sources' scheduler, http/app.py).
+    background: list = field(default_factory=list)
     _pid: int = 0
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
     loaded_in: int = field(default_factory=os.getpid)  # the process that loaded it
@@ -65,6 +68,8 @@ class Calendar:
                 self.catalog.resync()
             if self.remote_sync is not None:
                 self.remote_sync.start()
+            for part in self.background:
+                part.start()
 
     def after_fork(self) -> None:
         """In a worker forked from the process that loaded the calendar (gunicorn's
@@ -83,6 +88,8 @@ class Calendar:
         self.journal.catch_up()
 
     def close(self) -> None:
+        for part in self.background:
+            part.stop()
         if self.remote_sync is not None:
             self.remote_sync.stop()
         if self.watcher is not None:

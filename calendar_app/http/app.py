@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flask import Flask
 
+from ..importing.sources import Scheduler
 from ..store.locations import DEFAULT_BASE_PATH, default_users_file
 from ..store.starter import ensure_demo
 from ..sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT
@@ -24,7 +25,9 @@ def create_app(config: dict | None = None) -> Flask:
     off), SYNC_PUSH ("wait" or "queue"), SYNC_TIMEOUT (seconds for the network calls of
     one exchange, below the worker timeout); see docs/deployment.md. With a remote, new ids
     come from blocks of ID_BLOCK (100) ids leased there (idlease.py), so instances never
-    share one; ID_LEASE_TIMEOUT (10) bounds in seconds each lease's talk with the remote."""
+    share one; ID_LEASE_TIMEOUT (10) bounds in seconds each lease's talk with the remote.
+    SOURCES_TICK (60): seconds between looks for import sources that are due (0 = none
+    run while serving; importing/sources.py)."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -42,6 +45,7 @@ def create_app(config: dict | None = None) -> Flask:
         SYNC_TIMEOUT=NETWORK_TIMEOUT,
         ID_BLOCK=DEFAULT_BLOCK,
         ID_LEASE_TIMEOUT=LEASE_TIMEOUT,
+        SOURCES_TICK=60,
     )
     app.config.update(config or {})
     users_file = Path(app.config["USERS_FILE"] or default_users_file())
@@ -66,6 +70,8 @@ def create_app(config: dict | None = None) -> Flask:
         sync=sync, id_block=int(app.config["ID_BLOCK"]),
         id_lease_timeout=seconds(app.config["ID_LEASE_TIMEOUT"], "ID_LEASE_TIMEOUT"))
     app.extensions["calendar"] = calendar
+    if app.config["SOURCES_TICK"]:  # run the tree's import sources on their schedule
+        calendar.background.append(Scheduler(calendar, float(app.config["SOURCES_TICK"])))
     atexit.register(calendar.close)
 
     @app.before_request

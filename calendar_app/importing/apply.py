@@ -415,7 +415,7 @@ def _read_merges(service: Service) -> dict:
         return {}
     try:
         loaded = yamlfile.load(tree.read_bytes(MERGES_FILE))
-    except Exception as exc:  # a broken decisions file must not merge wrongly
+    except yamlfile.YamlError as exc:  # a broken decisions file must not merge wrongly
         raise ValueError(f"{MERGES_FILE}: {exc}") from exc
     return {str(k): {str(s): int(i) for s, i in (v or {}).items()}
             for k, v in (loaded or {}).items()}
