@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .catalog.catalog import Catalog
 from .editorial import register as register_editorial
+from .importing.commands import register as register_importing
 from .site import register as register_site
 from .store.conflicts import conflict_findings, conflict_records
 from .store.content import ContentTree
@@ -225,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
     register_site(sub)  # build
     register_trash(sub)  # empty-trash
+    register_importing(sub)  # import, export, sources
     sync = sub.add_parser("sync", help="the content clone and its remote",
                           description="The server's exchange with the shared repository.")
     sync_sub = sync.add_subparsers(dest="action", required=True)
