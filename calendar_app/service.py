@@ -497,7 +497,7 @@ class Service(Linking):
         changes.update(write.texts)
         author = user.git_author if user else "calendar-app <calendar-app@localhost>"
         try:
-            self.catalog.tree.apply(changes, write.message, author, write.retire)
+            self.catalog.tree.apply(changes, write.message, author, write.retire, write.files)
         except WritesBlocked as exc:
             raise ApiError(409, "rest_conflict", f"The calendar's repository takes no writes "
                            f"now: {exc}. Try again once it is over.") from exc

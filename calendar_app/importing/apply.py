@@ -50,6 +50,7 @@ class Options:
     # Per record ("events/<source id>"), a fingerprint of each field as last imported
     # (sources' state): keep-edits keeps a field whose value no longer matches it.
     fingerprints: dict = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)  # images written for it (media.py)
 
 
 @dataclass
@@ -112,6 +113,7 @@ def apply_batch(service: Service, batch: Batch, options: Options,
             write.renames.clear()
         else:
             write.message = outcome.message(batch.origin)
+            write.files += options.files
         outcome.committed = bool(write.texts)
     return outcome
 
@@ -205,7 +207,7 @@ class _Applier:
         values: dict = {}
         for key, value in incoming.fields.items():
             f = resource.field(key) or by_key.get(key)
-            if f is None or f.name in ("modified", "source", "source_id"):
+            if f is None or f.name in ("source", "source_id"):
                 self._problem(incoming, f"field {key!r} is not kept")
                 continue
             if value is None:
@@ -276,9 +278,11 @@ class _Applier:
         data["id"] = self.service.allocate_id(self.write, wished_id)
         if not resource.is_term:
             data["status"] = self.options.status or values.get("status") or "publish"
-            data["author"] = self.author
+            author = values.get("author")
+            known = isinstance(author, int) and self.service.users.get(author) is not None
+            data["author"] = author if known else self.author  # the same user here
             data["date"] = values.get("date") or self.now
-            data["modified"] = self.now
+            data["modified"] = values.get("modified") or self.now
             data["source"] = self.options.source
             data["source_id"] = incoming.source_id
         data["slug"] = self._slug(resource, values.get("slug"), data)
@@ -327,7 +331,7 @@ class _Applier:
         if record.data == current.data:
             self.outcome.unchanged += 1
             return current
-        record.data["modified"] = self.now
+        record.data["modified"] = values.get("modified") or self.now
         self.service.stage_edit(current, record, self.write)
         self.outcome.changed.append(record)
         return record

@@ -18,6 +18,7 @@ from ..store.locations import command_tree, default_users_file
 from ..store.users import User
 from .apply import GONE, RULES, Options, Outcome, apply_batch
 from .batch import Batch
+from .media import discard
 
 if TYPE_CHECKING:
     from ..wiring import Calendar
@@ -55,7 +56,8 @@ def _say(outcome: Outcome, dry_run: bool, out=sys.stdout) -> None:
         print(f"{outcome.summary()} ({commit}; {outcome.unchanged} unchanged)", file=out)
 
 
-def _apply(args: argparse.Namespace, calendar: Calendar, batch: Batch, source: str) -> int:
+def _apply(args: argparse.Namespace, calendar: Calendar, batch: Batch, source: str,
+           files: list[str]) -> int:
     """Apply a batch read by a command; the state of the import is kept in the cache
     folder, like a source's, so keep-edits and re-imports work the same."""
     from ..model.errors import ApiError
@@ -63,13 +65,16 @@ def _apply(args: argparse.Namespace, calendar: Calendar, batch: Batch, source: s
     state = sourcestate.read(calendar.cache_dir, source)
     options = Options(source, args.update, args.status, args.gone,
                       merge_duplicates=args.merge_duplicates, dry_run=args.dry_run,
-                      fingerprints=dict(state.get("fingerprints", {})))
+                      fingerprints=dict(state.get("fingerprints", {})), files=files)
     try:
         outcome = apply_batch(calendar.service, batch, options, IMPORT_USER)
     except (ApiError, ValueError) as exc:
+        discard(calendar.tree.root, files)
         print(f"error: {source}: {getattr(exc, 'message', exc)}; nothing was written",
               file=sys.stderr)
         return 1
+    if not outcome.committed:
+        discard(calendar.tree.root, files)
     if not args.dry_run:
         sourcestate.write(calendar.cache_dir, source,
                           {**state, "last_run": calendar.clock().isoformat(), "error": "",
@@ -105,8 +110,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"error: {exc}; nothing was written", file=sys.stderr)
         calendar.close()
         return 1
+    files: list[str] = []
     try:
-        return _apply(args, calendar, batch, source)
+        if getattr(args, "media", False):
+            from .media import download_images
+
+            files = download_images(batch, calendar.tree.root)
+        return _apply(args, calendar, batch, source, files)
     finally:
         calendar.close()
 
@@ -186,6 +196,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     tec.add_argument("location", metavar="URL")
     tec.add_argument("--user", help="with --password: drafts and private records too")
     tec.add_argument("--password", help="an application password of --user")
+    tec.add_argument("--media", action="store_true",
+                     help="download images into media/ (else they stay URLs)")
     csv_ = kinds.add_parser("csv", help="a CSV file in the plugin importer's columns")
     csv_.add_argument("location", metavar="FILE")
     csv_.add_argument("--type", choices=("events", "venues", "organizers"), default="events")

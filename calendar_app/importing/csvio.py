@@ -96,7 +96,7 @@ def read_csv(data: bytes, origin: str, collection: str, mapping: dict[str, str] 
     columns.update(mapping or {})
     batch = Batch(origin)
     csv.field_size_limit(MAX_FIELD)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)
     except csv.Error as exc:

@@ -3,8 +3,8 @@
 Every list is read page by page, a few pages at a time; each answer is turned into
 `Incoming` records in the shape of our files (`read_tec`). Descriptions are kept as the
 site rendered them (HTML), titles with their entities decoded, images as URLs.
-Events flagged hidden from listings are not listed by the plugin, so they cannot be
-found and are not imported.
+Events flagged hidden from listings are not listed by the plugin: they are looked for
+by id among the ids the lists leave out (`_hidden_events`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ EVERY_STATUS = "publish,future,draft,pending,private"
 # Events of every date, not only upcoming ones (the list's default).
 ALL_DATES = {"start_date": "1000-01-01 00:00:00", "end_date": "9998-12-31 23:59:59"}
 Getter = Callable[[str, dict], fetch.Response]
+MAX_PROBES = 300
+OCCURRENCE_IDS = 10**13  # from here on, ids of occurrences of recurring events (ids.py)
 
 
 def api_root(url: str) -> str:
@@ -82,6 +84,7 @@ def read_tec(url: str, user: str = "", password: str = "", progress: bool = Fals
             if user and name in ("events", "venues", "organizers"):
                 params["status"] = EVERY_STATUS
             lists[name] = _read_list(pool, get, headers, f"{root}/{name}", name, params, bar)
+        lists["events"] += _hidden_events(pool, get, headers, root, lists)
     bar.finish()
     for term in _parents_first(lists["categories"]):
         batch.records.append(_term("categories", term))
@@ -116,6 +119,29 @@ def _read_list(pool: ThreadPoolExecutor, get: Getter, headers: dict, url: str, n
     for more, _pages in pool.map(page, range(2, pages + 1)):
         items += more
     return items
+
+
+def _hidden_events(pool: ThreadPoolExecutor, get: Getter, headers: dict, root: str,
+                   lists: dict[str, list[dict]]) -> list[dict]:
+    """Events hidden from listings are left out of every list, yet readable by id: the
+    ids missing below the highest one listed are asked for one by one, when there are
+    at most MAX_PROBES of them (a site whose ids are mostly other posts is not probed)."""
+    seen = {i.get("id") for name in ("events", "venues", "organizers", "categories", "tags")
+            for i in lists[name]} | {i.get("series_id") for i in lists["events"]}
+    listed = [i for i in seen if isinstance(i, int) and 0 < i < OCCURRENCE_IDS]
+    missing = sorted(set(range(1, max(listed, default=0))) - seen)
+    if not missing or len(missing) > MAX_PROBES:
+        return []
+
+    def probe(number: int) -> dict | None:
+        try:
+            body = json.loads(get(f"{root}/events/{number}", headers).body)
+        except (fetch.FetchError, ValueError):
+            return None  # not an event (404), or not readable: as if absent
+        return body if isinstance(body, dict) and body.get("id") == number and (
+            body.get("hide_from_listings")) else None
+
+    return [found for found in pool.map(probe, missing) if found is not None]
 
 
 def _parents_first(terms: list[dict]) -> list[dict]:
@@ -157,8 +183,11 @@ def _image(value: object) -> str | None:
 
 
 def _post(item: dict, title_field: str, names: tuple[str, ...]) -> dict:
+    author = item.get("author")
     fields = {"id": item.get("id"), "slug": item.get("slug"), "status": item.get("status"),
-              "date": _when(item.get("date")), title_field: _text(item.get(title_field)),
+              "date": _when(item.get("date")), "modified": _when(item.get("modified")),
+              "author": int(author) if isinstance(author, str) and author.isdigit() else None,
+              title_field: _text(item.get(title_field)),
               "description": item.get("description") or None,
               "excerpt": item.get("excerpt") or None, "image": _image(item.get("image"))}
     for name in names:
@@ -191,9 +220,10 @@ def _organizer(item: dict) -> Incoming:
 
 
 def _event(item: dict) -> Incoming:
-    fields = _post(item, "title", ("all_day", "timezone", "cost", "website", "show_map",
+    fields = _post(item, "title", ("all_day", "timezone", "website", "show_map",
                                    "show_map_link", "hide_from_listings", "sticky", "featured",
                                    "online_url", "performer"))
+    fields["cost"] = _cost(item)
     fields["start_date"] = _when(item.get("start_date"))
     fields["end_date"] = _when(item.get("end_date"))
     venue = item.get("venue")
@@ -208,6 +238,17 @@ def _event(item: dict) -> Incoming:
         fields["recurrence"] = item["recurrence"]
     return Incoming("events", str(item.get("series_id") or item.get("id")),
                     {k: v for k, v in fields.items() if v is not None})
+
+
+def _cost(item: dict) -> str | None:
+    """The cost as typed: the amounts alone when the site added its default currency
+    symbol to show them (so ours is added here too), else the text shown."""
+    details = item.get("cost_details")
+    if isinstance(details, dict) and not details.get("currency_symbol"):
+        values = [str(v) for v in details.get("values") or [] if str(v)]
+        if values and all(v.replace(".", "", 1).isdigit() for v in values):
+            return " - ".join(values)
+    return _text(item.get("cost"))
 
 
 def _add_events(batch: Batch, items: list[dict]) -> None:

@@ -18,7 +18,7 @@ import signal
 import stat
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -297,8 +297,9 @@ class ContentTree:
         return self.lock_path.with_name("pending-write.json")
 
     def apply(self, changes: dict[str, str | None], message: str, author: str,
-              retire: list[int] = ()) -> None:
-        """Write (text) or remove (None) these files and commit them as one commit.
+              retire: list[int] = (), files: Sequence[str] = ()) -> None:
+        """Write (text) or remove (None) these files and commit them as one commit;
+        `files`: paths the caller has already written (images), committed with them.
 
         All or nothing: the whole change is first saved as an intent next to the lock;
         an error puts every file back, and a crash is rolled forward by `recover()` at
@@ -309,7 +310,7 @@ class ContentTree:
             raise WritesBlocked(blocked)
         backups = {p: (self.read_text(p) if self.exists(p) else None) for p in changes}
         intent = {"message": message, "author": author, "changes": changes,
-                  "retire": list(retire)}
+                  "retire": list(retire), "files": list(files)}
         self._write_atomic(self.intent_path, json.dumps(intent))
         try:
             self._apply(intent)
@@ -341,7 +342,7 @@ class ContentTree:
         return None
 
     def _apply(self, intent: dict) -> None:
-        touched = list(intent["changes"])
+        touched = list(intent["changes"]) + list(intent.get("files", []))
         for path, text in intent["changes"].items():
             if text is None:
                 self.remove(path)
