@@ -144,6 +144,7 @@ class _Applier:
                 self._problem(incoming, f"unknown kind of record {incoming.collection!r}")
                 continue
             grouped[incoming.collection].append(incoming)
+        self._reserve(grouped)
         for name in ORDER:
             for incoming in grouped[name]:
                 try:
@@ -155,6 +156,23 @@ class _Applier:
         if self.merges_changed:
             self.write.texts[MERGES_FILE] = _merges_text(self.merges)
         self.outcome.fingerprints = self.options.fingerprints
+
+    def _reserve(self, grouped: dict[str, list[Incoming]]) -> None:
+        """The ids new events, venues and organizers wish, when free, before terms take
+        any: a site's terms and posts count ids apart, ours share them, and a post's id
+        is in its address."""
+        self.reserved: set[int] = set()
+        for name in ("events", "venues", "organizers"):
+            for incoming in grouped[name]:
+                wished = _wished_id(incoming)
+                key = (name, incoming.source_id)
+                if wished is None or key in self.index or wished in self.write.allocated:
+                    continue
+                got = self.service.allocate_id(self.write, wished)
+                if got == wished:
+                    self.reserved.add(wished)
+                else:
+                    self.write.allocated.remove(got)
 
     def _problem(self, incoming: Incoming, message: str) -> None:
         self.outcome.problems.append(Problem(
@@ -270,12 +288,14 @@ class _Applier:
         return slug
 
     def _create(self, resource: Resource, incoming: Incoming, values: dict) -> Record:
-        wished = incoming.fields.get("id")
-        wished_id = wished if isinstance(wished, int) and not isinstance(wished, bool) else None
-        if str(wished).isdigit() and wished_id is None and isinstance(wished, str):
-            wished_id = int(wished)
+        wished = _wished_id(incoming)
         data = {k: v for k, v in values.items() if k not in LOCAL_FIELDS}
-        data["id"] = self.service.allocate_id(self.write, wished_id)
+        if wished in self.reserved and not resource.is_term:
+            self.reserved.discard(wished)  # allocated for this record by _reserve
+            data["id"] = wished
+        else:
+            data["id"] = self.service.allocate_id(
+                self.write, None if wished in self.reserved else wished)
         if not resource.is_term:
             data["status"] = self.options.status or values.get("status") or "publish"
             author = values.get("author")
@@ -389,6 +409,13 @@ class _Applier:
         return True
 
 
+def _wished_id(incoming: Incoming) -> int | None:
+    wished = incoming.fields.get("id")
+    if isinstance(wished, str) and wished.isascii() and wished.isdigit():
+        return int(wished)
+    return wished if isinstance(wished, int) and not isinstance(wished, bool) else None
+
+
 def _edited(value: object, name: str, last: dict | None) -> bool:
     """Was the field changed here since the last import? Without a record of that
     import, a value is taken as edited (keeping it is what keep-edits promises)."""
@@ -406,7 +433,7 @@ def _folder(resource: Resource, data: dict) -> str:
 
 
 def _bucket_key(data: dict) -> tuple:
-    return data.get("start_date"), data.get("venue") or ""
+    return str(data.get("start_date")), str(data.get("venue") or "")
 
 
 def _plain(title: str) -> str:

@@ -33,7 +33,8 @@ def _open(args: argparse.Namespace) -> Calendar:
     return open_calendar(content, default_users_file(), cache_dir, index_in_background=False)
 
 
-def _say(outcome: Outcome, dry_run: bool, out=sys.stdout) -> None:
+def _say(outcome: Outcome, dry_run: bool) -> None:
+    out = sys.stdout
     for record in outcome.created:
         print(f"{'would create' if dry_run else 'created'} {record.path}", file=out)
     for record in outcome.changed:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 
 from ..model import dates, recurrence
-from ..model.records import Record
+from ..model.records import Record, stateprovince
 from .batch import Batch, Incoming, Problem, Ref
 
 # (column, field) in the plugin's order; a field of ours, or a rule named by "*".
@@ -35,21 +35,26 @@ EVENT_COLUMNS = (
     ("Event Featured Image", "image"), ("Event Featured", "featured"),
     # Ours, after the plugin's (its importer ignores unknown columns): the recurrence
     # block as JSON, so a recurring series survives a round trip.
-    ("Event Recurrence", "*recurrence"),
+    ("Event Recurrence", "*recurrence"), ("Event Currency Code", "currency_code"),
+    ("Event Online URL", "online_url"), ("Event Performer", "performer"),
 )
 VENUE_COLUMNS = (
     ("Venue Name", "venue"), ("Venue Description", "description"),
     ("Venue Country", "country"), ("Venue Address", "address"),
     ("Venue Address 2", "*address2"), ("Venue City", "city"),
-    ("Venue State/Province", "stateprovince"), ("Venue Zip", "zip"),
+    ("Venue State/Province", "*region"), ("Venue Zip", "zip"),
     ("Venue Latitude", "geo_lat"), ("Venue Longitude", "geo_lng"),
     ("Venue Phone", "phone"), ("Venue Website", "website"),
     ("Venue Featured Image", "image"),
+    # Ours, after the plugin's (its importer ignores columns it does not know).
+    ("Venue Excerpt", "excerpt"), ("Venue Show Map", "show_map"),
+    ("Venue Show Map Link", "show_map_link"),
 )
 ORGANIZER_COLUMNS = (
     ("Organizer Name", "organizer"), ("Organizer Description", "description"),
     ("Organizer Email", "email"), ("Organizer Website", "website"),
     ("Organizer Phone", "phone"), ("Organizer Featured Image", "image"),
+    ("Organizer Excerpt", "excerpt"),  # ours, after the plugin's
 )
 COLUMNS = {"events": EVENT_COLUMNS, "venues": VENUE_COLUMNS, "organizers": ORGANIZER_COLUMNS}
 TITLE = {"events": "title", "venues": "venue", "organizers": "organizer"}
@@ -184,6 +189,9 @@ def _row(collection: str, targets: list[str | None], row: list[str], line: int,
         elif target in ("*venue", "*organizer", "*categories", "*tags"):
             fields[target] = [v.strip() for v in value.split(",") if v.strip()] if (
                 target != "*venue") else [value]
+        elif target == "performer" or target == "cost" and ";" in value:
+            # Several names or prices: ";" parts them (names hold commas, "Smith, Ann").
+            fields[target] = [v.strip() for v in value.split(";") if v.strip()]
         elif target == "*recurrence":
             try:
                 fields["recurrence"] = json.loads(value)
@@ -191,6 +199,9 @@ def _row(collection: str, targets: list[str | None], row: list[str], line: int,
                 raise ValueError("recurrence: not JSON") from None
         elif not target.startswith("*"):
             fields[target] = value
+    if "*region" in values:  # the plugin's one column: a US state, else a province
+        us = fields.get("country", "") in ("", "US", "USA", "United States")
+        fields["state" if us else "province"] = values["*region"]
     if "*address2" in values:
         fields["address"] = f"{fields.get('address', '')} {values['*address2']}".strip()
     source_id = title
@@ -211,9 +222,12 @@ def _event_dates(fields: dict, values: dict[str, str], zone_name: str) -> None:
         end_time = values["*start_time"]
     end = _when("end", end_day, end_time, zone_name)
     if all_day or "*start_time" not in values:
+        # All day: a time left out is the day's start or end, one given is kept.
         fields["all_day"] = True
-        start = start.replace(hour=0, minute=0, second=0)
-        end = end.replace(hour=23, minute=59, second=59)
+        if "*start_time" not in values:
+            start = start.replace(hour=0, minute=0, second=0)
+        if "*end_time" not in values:
+            end = end.replace(hour=23, minute=59, second=59)
     if end < start:
         raise ValueError(f"the end ({dates.fmt(end)}) is before the start ({dates.fmt(start)})")
     fields["start_date"], fields["end_date"] = start, end
@@ -250,9 +264,13 @@ def _cell(record: Record, field: str, names: dict[str, dict[str, str]]) -> str:
     if field in ("*start_date", "*end_date"):
         return data[field[1:]].strftime("%Y-%m-%d")
     if field in ("*start_time", "*end_time"):
-        return "" if all_day else data[field[1:].replace("_time", "_date")].strftime("%H:%M:%S")
+        time = data[field[1:].replace("_time", "_date")].strftime("%H:%M:%S")
+        usual = "00:00:00" if field == "*start_time" else "23:59:59"
+        return "" if all_day and time == usual else time
     if field == "*address2":
         return ""
+    if field == "*region":
+        return stateprovince(data)
     if field == "*recurrence":
         block = data.get("recurrence")
         return json.dumps(recurrence.as_json(block), ensure_ascii=False) if block else ""
@@ -265,5 +283,5 @@ def _cell(record: Record, field: str, names: dict[str, dict[str, str]]) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
-        return ", ".join(map(str, value))
+        return "; ".join(map(str, value))
     return "" if value is None else str(value)

@@ -167,6 +167,20 @@ def _text(value: object) -> str | None:
     return html.unescape(value) if isinstance(value, str) and value else None
 
 
+# What WordPress's wptexturize made of typed ASCII in titles, typed back: rendered
+# again (markup.render_title), the title reads exactly as the site showed it.
+_TYPED = (("\u2018", "'"), ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"'),
+          (" \u2014 ", " -- "), ("\u2014", "---"), (" \u2013 ", " - "), ("\u2013", "--"),
+          ("\u2026", "..."))
+
+
+def _title(value: object) -> str | None:
+    text = _text(value)
+    for shown, typed in _TYPED if text else ():
+        text = text.replace(shown, typed)
+    return text
+
+
 def _when(value: object) -> dt.datetime | None:
     if not isinstance(value, str) or not value or value.startswith("0000"):
         return None
@@ -187,7 +201,7 @@ def _post(item: dict, title_field: str, names: tuple[str, ...]) -> dict:
     fields = {"id": item.get("id"), "slug": item.get("slug"), "status": item.get("status"),
               "date": _when(item.get("date")), "modified": _when(item.get("modified")),
               "author": int(author) if isinstance(author, str) and author.isdigit() else None,
-              title_field: _text(item.get(title_field)),
+              title_field: _title(item.get(title_field)),
               "description": item.get("description") or None,
               "excerpt": item.get("excerpt") or None, "image": _image(item.get("image"))}
     for name in names:
@@ -224,6 +238,13 @@ def _event(item: dict) -> Incoming:
                                    "show_map_link", "hide_from_listings", "sticky", "featured",
                                    "online_url", "performer"))
     fields["cost"] = _cost(item)
+    details = item.get("cost_details")
+    if isinstance(details, dict) and details.get("currency_code"):
+        fields["currency_code"] = details["currency_code"]
+    if "website" in fields and fields["website"] == item.get("url"):  # shown for none
+        del fields["website"]
+    elif isinstance(fields.get("website"), str):
+        fields["website"] = html.unescape(fields["website"])
     fields["start_date"] = _when(item.get("start_date"))
     fields["end_date"] = _when(item.get("end_date"))
     venue = item.get("venue")
