@@ -102,12 +102,29 @@ def fingerprint(value: object) -> str:
 
 def apply_batch(service: Service, batch: Batch, options: Options,
                 user: User | None) -> Outcome:
-    """Apply `batch` as one commit by `user` (none when nothing changes, or dry run)."""
+    """Apply `batch` as one commit by `user` (none when nothing changes, or dry run).
+
+    The plan (ids, slugs, files) is made before the write lock is taken, against the
+    latest catalog version; under the lock it is committed as made when no write came
+    in between, else made again there. Ids leased from a shared remote are only
+    handed out under the lock, so with leases the plan is made there."""
     if options.rule not in RULES:
         raise ValueError(f"unknown update rule {options.rule!r}: one of {', '.join(RULES)}")
-    outcome = Outcome(options.source, problems=list(batch.problems))
+    catalog = service.catalog
+    planned: tuple[int, Write, Outcome] | None = None
+    if catalog.leases is None:
+        version = catalog.version
+        outcome = Outcome(options.source, problems=list(batch.problems))
+        plan = Write("")
+        _Applier(service, options, plan, outcome, user).run(batch)
+        planned = (version, plan, outcome)
     with service.batch(user) as write:
-        _Applier(service, options, write, outcome, user).run(batch)
+        if planned is not None and catalog.version == planned[0]:
+            outcome = planned[2]
+            vars(write).update(vars(planned[1]))
+        else:
+            outcome = Outcome(options.source, problems=list(batch.problems))
+            _Applier(service, options, write, outcome, user).run(batch)
         if options.dry_run or not outcome.changes:
             write.texts.clear()
             write.renames.clear()
@@ -135,6 +152,7 @@ class _Applier:
         self.seen: set[tuple[str, str]] = set()
         self.merges = _read_merges(service)
         self.merges_changed = False
+        outcome.fingerprints = dict(options.fingerprints)  # what this run imported
         self._buckets: dict[tuple, list[Record]] | None = None
 
     def run(self, batch: Batch) -> None:
@@ -155,7 +173,6 @@ class _Applier:
             self._gone()
         if self.merges_changed:
             self.write.texts[MERGES_FILE] = _merges_text(self.merges)
-        self.outcome.fingerprints = self.options.fingerprints
 
     def _reserve(self, grouped: dict[str, list[Incoming]]) -> None:
         """The ids new events, venues and organizers wish, when free, before terms take
@@ -357,7 +374,7 @@ class _Applier:
         return record
 
     def _remember(self, collection: str, source_id: str, values: dict) -> None:
-        self.options.fingerprints[f"{collection}/{source_id}"] = {
+        self.outcome.fingerprints[f"{collection}/{source_id}"] = {
             name: fingerprint(value) for name, value in values.items()
             if name not in LOCAL_FIELDS}
 

@@ -247,9 +247,10 @@ class ContentTree:
     def write_text(self, relpath: str, text: str) -> None:
         self._write_atomic(self.root / relpath, text)
 
-    def _write_atomic(self, target: Path, text: str) -> None:
+    def _write_atomic(self, target: Path, text: str, sync_dir: bool = True) -> None:
         """Atomic replace: temp file in the same folder, fsync, rename. The file keeps
-        its mode; a new one gets 0666 less the umask, as an editor would make it."""
+        its mode; a new one gets 0666 less the umask, as an editor would make it.
+        `sync_dir` False: the caller syncs the folder once for many files."""
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = self._temp_file(target)
         try:
@@ -262,7 +263,8 @@ class ContentTree:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        self._fsync_dir(target.parent)
+        if sync_dir:
+            self._fsync_dir(target.parent)
 
     @staticmethod
     def _temp_file(target: Path) -> tuple[int, str]:
@@ -343,11 +345,15 @@ class ContentTree:
 
     def _apply(self, intent: dict) -> None:
         touched = list(intent["changes"]) + list(intent.get("files", []))
+        folders = set()
         for path, text in intent["changes"].items():
             if text is None:
                 self.remove(path)
-            else:
-                self.write_text(path, text)
+            else:  # each folder synced once, not once per file (imports write many)
+                self._write_atomic(self.root / path, text, sync_dir=False)
+                folders.add((self.root / path).parent)
+        for folder in sorted(folders):
+            self._fsync_dir(folder)
         if intent["retire"]:
             ids = sorted(self.retired_ids() | set(intent["retire"]))
             self.write_text(RETIRED_IDS_FILE, "".join(f"{i}\n" for i in ids))
