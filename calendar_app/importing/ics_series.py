@@ -1,0 +1,336 @@
+"""VEVENTs as events: dates, and a recurring VEVENT with its overrides as one series.
+
+A series is the VEVENT without RECURRENCE-ID (its RRULEs, RDATEs, EXDATEs) plus the
+VEVENTs sharing its UID with a RECURRENCE-ID: each becomes a `changes` entry keyed by
+the rule date it replaces (docs/recurring-events.md), or a cancelled one. The block is
+checked by model/recurrence.py exactly as a file's would be; what it refuses (rules
+repeating more than daily, BYHOUR...) leaves the event a single date, with a problem.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import icalendar
+
+from ..model import dates, recurrence
+from .batch import Incoming
+from .ics_text import Block
+
+if TYPE_CHECKING:
+    from .ics import _Moment, _Reader
+
+_SECOND = dt.timedelta(seconds=1)
+_LOCAL_UNTIL_TIME = dt.time(23, 59, 59)
+
+
+def read_events(reader: _Reader, pairs: list[tuple[icalendar.Component, Block]]) -> None:
+    """Every VEVENT of the file, grouped by UID, into the reader's batch."""
+    from .ics import source_id_of
+
+    groups: dict[str, list[tuple[icalendar.Component, Block]]] = {}
+    for component, block in pairs:
+        groups.setdefault(source_id_of(component, block), []).append((component, block))
+    for uid, items in groups.items():
+        masters = _latest([i for i in items if "RECURRENCE-ID" not in i[0]], lambda c: "")
+        overrides = _latest([i for i in items if "RECURRENCE-ID" in i[0]],
+                            lambda c: c["RECURRENCE-ID"].to_ical())
+        for number, (component, block) in enumerate(masters):
+            source_id = uid if number == 0 else f"{uid}#{number + 1}"
+            if number:
+                reader.problem(f"UID {uid[:80]!r} again (first at line {masters[0][1].begin}"
+                               f"): imported as a separate event", block.begin, source_id)
+            event(reader, component, block, source_id, overrides if number == 0 else [])
+        if not masters:  # an invitation to one date of a series kept elsewhere
+            for component, block in overrides:
+                rid = component["RECURRENCE-ID"].to_ical().decode(errors="replace")
+                event(reader, component, block, f"{uid}/{rid}", [])
+
+
+def _latest(items: list[tuple[icalendar.Component, Block]],
+            key: Callable[[icalendar.Component], object]) -> list[tuple[icalendar.Component,
+                                                                      Block]]:
+    """Of the versions of one VEVENT (same UID and RECURRENCE-ID, different SEQUENCE: a
+    producer that keeps history), the latest; versions of equal SEQUENCE all stay."""
+    newest: dict[object, int] = {}
+    for component, _ in items:
+        newest[key(component)] = max(newest.get(key(component), 0), _sequence(component))
+    return [(c, b) for c, b in items if _sequence(c) == newest[key(c)]]
+
+
+def _sequence(component: icalendar.Component) -> int:
+    try:
+        return int(str(component.get("SEQUENCE") or 0))
+    except ValueError:
+        return 0
+
+
+def end_of(reader: _Reader, component: icalendar.Component, block: Block,
+           start: dt.datetime, zone: str | None, all_day: bool,
+           source_id: str) -> dt.datetime:
+    """DTEND, else DTSTART + DURATION, else the start (all-day: its last day 23:59:59,
+    as the interface stores a whole day)."""
+    dtend, duration = component.get("DTEND"), component.get("DURATION")
+    end = start
+    if dtend is not None and isinstance(getattr(dtend, "dt", None), dt.date):
+        end = reader.local(dtend.dt, zone)
+        if all_day:
+            end -= _SECOND  # DTEND of a whole day is the next day's start
+    elif duration is not None and isinstance(getattr(duration, "dt", None), dt.timedelta):
+        try:
+            end = start + duration.dt - (_SECOND if all_day else dt.timedelta(0))
+        except OverflowError:
+            end = dt.datetime.max
+    elif all_day:
+        end = start + dt.timedelta(days=1) - _SECOND
+    if end < start:
+        if not all_day or end < start - _SECOND:
+            reader.problem("the end is before the start: the event ends at its start",
+                           block.line("DTEND" if dtend is not None else "DURATION"), source_id)
+        end = start
+    if all_day:
+        end = dt.datetime.combine(end.date(), _LOCAL_UNTIL_TIME)
+    return end
+
+
+def _dates_kept(reader: _Reader, block: Block, source_id: str,
+                *values: tuple[str, dt.datetime]) -> bool:
+    for name, when in values:
+        if not dates.representable(when):
+            reader.problem(f"{name} {when:%Y-%m-%d} is outside the dates the calendar keeps "
+                           f"({dates.KEPT_RANGE}): the event is not imported",
+                           block.line(name), source_id)
+            return False
+    return True
+
+
+def event(reader: _Reader, component: icalendar.Component, block: Block, source_id: str,
+          overrides: list[tuple[icalendar.Component, Block]]) -> None:
+    """One event (a series when it recurs) into the batch."""
+    from .ics import event_fields, id_wish
+
+    repeats = bool(component.get("RDATE")) or any(
+        r.to_ical().strip() for r in _list(component.get("RRULE")))
+    moment = reader.start(component.get("DTSTART"), block, repeats)
+    if moment is None:
+        reader.problem("no readable DTSTART: the event is not imported", block.line("DTSTART"),
+                       source_id)
+        return
+    end = end_of(reader, component, block, moment.local, moment.zone, moment.all_day,
+                 source_id)
+    if not _dates_kept(reader, block, source_id, ("DTSTART", moment.local), ("DTEND", end)):
+        return
+    fields: dict = {"start_date": moment.local, "end_date": end}
+    if moment.all_day:
+        fields["all_day"] = True
+    if moment.zone and moment.zone != reader.calendar_zone:
+        fields["timezone"] = moment.zone
+    fields.update(event_fields(reader, component, block, source_id))
+    wished = id_wish(reader, source_id)
+    if wished is not None:
+        fields["id"] = wished
+    if repeats or overrides:
+        found = series(reader, component, block, moment, end, fields, overrides, source_id)
+        if found:
+            fields["recurrence"] = found
+    fields = reader.checked("events", fields, block.begin, source_id)
+    reader.batch.records.append(Incoming("events", source_id, fields, block.begin))
+
+
+# ------------------------------------------------------------------------- series
+def _rules(reader: _Reader, component: icalendar.Component, moment: _Moment,
+           zone: dt.tzinfo) -> list[str]:
+    """The RRULEs as our files hold them: UNTIL a wall time of the event's zone (RFC
+    5545 writes it in UTC beside a zoned start), the end of its day when a date is
+    given beside a timed start."""
+    texts = []
+    for prop in _list(component.get("RRULE")):
+        if not prop.to_ical().strip():  # an empty RRULE (seen in the wild): no rule
+            continue
+        parts = []
+        for part in prop.to_ical().decode(errors="replace").split(";"):
+            key, _, value = part.partition("=")
+            if key.upper() == "UNTIL" and value:
+                value = _until(reader, value, moment, zone)
+            parts.append(f"{key.upper()}={value}" if value else part)
+        texts.append(";".join(parts))
+    return texts
+
+
+def _until(reader: _Reader, value: str, moment: _Moment, zone: dt.tzinfo) -> str:
+    try:
+        if len(value) == 8:
+            day = dt.datetime.strptime(value, "%Y%m%d")
+            return value if moment.all_day else f"{day:%Y%m%d}T235959"
+        when = dt.datetime.strptime(value.rstrip("Zz"), "%Y%m%dT%H%M%S")
+    except ValueError:
+        return value  # parse_rule says what is wrong with it
+    if value[-1:] in "Zz" and moment.zone != "UTC":
+        try:
+            when = dates.from_utc(when, zone)
+        except dates.DateError:
+            return value
+    return f"{when:%Y%m%d}" if moment.all_day else f"{when:%Y%m%dT%H%M%S}"
+
+
+def _list(value: object) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _moments(reader: _Reader, component: icalendar.Component, name: str,
+             moment: _Moment) -> list[tuple[dt.datetime, dt.datetime | dt.timedelta | None]]:
+    """RDATE or EXDATE values as wall times of the event's zone, with a PERIOD's end."""
+    out = []
+    for prop in _list(component.get(name)):
+        for item in getattr(prop, "dts", [prop]):
+            value = getattr(item, "dt", None)
+            end = None
+            if isinstance(value, tuple):  # a PERIOD: start and end or duration
+                value, end = value
+                if isinstance(end, dt.datetime):
+                    end = reader.local(end, moment.zone)
+            if not isinstance(value, dt.date):
+                continue
+            when = reader.local(value, moment.zone)
+            if moment.all_day:
+                when = when.replace(hour=0, minute=0, second=0)
+            out.append((when, end))
+    return out
+
+
+def series(reader: _Reader, component: icalendar.Component, block: Block, moment: _Moment,
+           end: dt.datetime, fields: dict, overrides: list, source_id: str) -> dict | None:
+    """The `recurrence:` block, checked as a file's; None (with a problem) when the
+    calendar cannot keep it: the event is then its first date only."""
+    zone = dates.zone(moment.zone or reader.calendar_zone)
+    start = moment.local
+    rules = _rules(reader, component, moment, zone)
+    rdates: dict[dt.datetime, None] = {}
+    changes: dict[str, dict] = {}
+    for when, period_end in _moments(reader, component, "RDATE", moment):
+        if not _dates_kept(reader, block, source_id, ("RDATE", when)):
+            return None
+        if when != start:
+            rdates[when] = None
+        if isinstance(period_end, dt.timedelta):
+            period_end = when + period_end
+        if period_end is not None and period_end - when != end - start:
+            changes[dates.fmt(when)] = {"end_date": period_end}
+    exdates = [when for when, _ in _moments(reader, component, "EXDATE", moment)]
+    for override, oblock in overrides:
+        found = _change(reader, override, oblock, moment, end, fields, source_id)
+        if found is not None:
+            key, change = found
+            changes[key] = {**changes.get(key, {}), **change}
+    if not rules and not rdates:
+        if changes:
+            reader.problem("RECURRENCE-ID for an event that does not repeat: the changed "
+                           "dates are not imported", overrides[0][1].begin, source_id)
+        return None
+    raw: dict = {}
+    if rules:
+        raw["rrule"] = rules if len(rules) > 1 else rules[0]
+    if rdates:
+        raw["rdate"] = sorted(rdates)
+    try:
+        found = recurrence.normalize(raw)
+        for text in recurrence.rule_texts(found):
+            recurrence.parse_rule(text, start, zone)
+        return _finish(reader, block, found, start, end, zone, exdates, changes, source_id)
+    except recurrence.RecurrenceError as exc:
+        reader.problem(f"the repetition cannot be kept ({exc.message}): only the first "
+                       "date is imported", block.line("RRULE" if rules else "RDATE"),
+                       source_id)
+        return None
+
+
+def _finish(reader: _Reader, block: Block, found: dict, start: dt.datetime,
+            end: dt.datetime, zone: dt.tzinfo, exdates: list[dt.datetime],
+            changes: dict[str, dict], source_id: str) -> dict:
+    """Exclusions and changes added where they name a date of the rules; a change of a
+    date the rules do not give is an extra date (as `recurring-ical-events` lists it)."""
+    asked = [w for w in exdates if w >= start] + [
+        dt.datetime.fromisoformat(k) for k in changes]
+    furthest = max(asked, default=start)
+    given = {o.original for o in recurrence.expand(found, start, end, furthest, zone)}
+    kept_out = []
+    for when in sorted(set(exdates)):
+        if when in given:
+            kept_out.append(when)
+        else:
+            reader.problem(f"EXDATE {dates.fmt(when)} is no date of the repetition: "
+                           "ignored", block.line("EXDATE"), source_id)
+    extra = []
+    for key in list(changes):
+        when = dt.datetime.fromisoformat(key)
+        if when in kept_out:
+            reader.problem(f"RECURRENCE-ID {key} is also excluded (EXDATE): the date "
+                           "stays out", block.line("EXDATE"), source_id)
+            del changes[key]
+        elif when < start:
+            reader.problem(f"RECURRENCE-ID {key} is before the series starts: not "
+                           "imported", block.begin, source_id)
+            del changes[key]
+        elif when not in given:
+            extra.append(when)
+    if extra:
+        found["rdate"] = sorted({*found.get("rdate", ()), *extra})
+    if kept_out:
+        found["exdate"] = kept_out
+    if changes:
+        found["changes"] = changes
+    found = recurrence.normalize(found)
+    recurrence.validate(found, start, zone)
+    return found
+
+
+def _change(reader: _Reader, override: icalendar.Component, oblock: Block,
+            moment: _Moment, end: dt.datetime, fields: dict,
+            source_id: str) -> tuple[str, dict] | None:
+    """The `changes` entry an override makes (None when it changes nothing)."""
+    from .ics import _address, text_of
+
+    rid = override.get("RECURRENCE-ID")
+    when = reader.local(rid.dt, moment.zone) if isinstance(
+        getattr(rid, "dt", None), dt.date) else None
+    if when is None or not dates.representable(when):
+        reader.problem("RECURRENCE-ID is not a date the calendar keeps: the changed date is "
+                       "not imported", oblock.line("RECURRENCE-ID"), source_id)
+        return None
+    if moment.all_day:
+        when = when.replace(hour=0, minute=0, second=0)
+    key = dates.fmt(when)
+    if str(rid.params.get("RANGE") or "").upper() == "THISANDFUTURE":
+        reader.problem(f"RECURRENCE-ID {key} with RANGE=THISANDFUTURE: applied to that "
+                       "date only", oblock.line("RECURRENCE-ID"), source_id)
+    if str(override.get("STATUS") or "").upper() == "CANCELLED":
+        return key, {"cancelled": True}
+    change: dict = {}
+    start_prop = override.get("DTSTART")
+    begin = reader.local(start_prop.dt, moment.zone) if isinstance(
+        getattr(start_prop, "dt", None), dt.date) else when
+    if moment.all_day:
+        begin = begin.replace(hour=0, minute=0, second=0)
+    finish = end_of(reader, override, oblock, begin, moment.zone, moment.all_day, source_id)
+    if not _dates_kept(reader, oblock, source_id, ("DTSTART", begin), ("DTEND", finish)):
+        return None
+    if begin != when:
+        change["start_date"] = begin
+    if finish - begin != end - moment.local:
+        change["end_date"] = finish
+    for name, field in (("SUMMARY", "title"), ("DESCRIPTION", "description"),
+                        ("URL", "website")):
+        value = text_of(override, name)
+        if value and value != fields.get(field) and not (name == "URL" and (
+                reader.own or reader.plugin)):
+            change[field] = value
+    place: dict = {}
+    _address(reader, override, oblock, place, source_id)
+    if place.get("venue") is not None and place["venue"] != fields.get("venue"):
+        change["venue"] = place["venue"]
+    change = reader.checked("events", change, oblock.begin, source_id)
+    return (key, change) if change else None
