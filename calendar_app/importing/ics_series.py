@@ -175,6 +175,15 @@ def _until(reader: _Reader, value: str, moment: _Moment, zone: dt.tzinfo) -> str
     return f"{when:%Y%m%d}" if moment.all_day else f"{when:%Y%m%dT%H%M%S}"
 
 
+def _on(reader: _Reader, value: dt.date, moment: _Moment) -> dt.datetime:
+    """A date of the series as a wall time of its zone; beside an all-day start, the
+    day a date-time names where it was written (Exchange writes RECURRENCE-ID of an
+    all-day date as its midnight in the user's zone)."""
+    if moment.all_day:
+        return dt.datetime(value.year, value.month, value.day)
+    return reader.local(value, moment.zone)
+
+
 def _list(value: object) -> list:
     if value is None:
         return []
@@ -195,9 +204,7 @@ def _moments(reader: _Reader, component: icalendar.Component, name: str,
                     end = reader.local(end, moment.zone)
             if not isinstance(value, dt.date):
                 continue
-            when = reader.local(value, moment.zone)
-            if moment.all_day:
-                when = when.replace(hour=0, minute=0, second=0)
+            when = _on(reader, value, moment)
             out.append((when, end))
     return out
 
@@ -221,11 +228,15 @@ def series(reader: _Reader, component: icalendar.Component, block: Block, moment
         if period_end is not None and period_end - when != end - start:
             changes[dates.fmt(when)] = {"end_date": period_end}
     exdates = [when for when, _ in _moments(reader, component, "EXDATE", moment)]
+    stale: set[str] = set()
     for override, oblock in overrides:
         found = _change(reader, override, oblock, moment, end, fields, source_id)
         if found is not None:
             key, change = found
             changes[key] = {**changes.get(key, {}), **change}
+            # an older copy of the whole series, kept for one date of an earlier rule
+            if override.get("RRULE") and _sequence(override) < _sequence(component):
+                stale.add(key)
     if not rules and not rdates:
         if changes:
             reader.problem("RECURRENCE-ID for an event that does not repeat: the changed "
@@ -240,7 +251,8 @@ def series(reader: _Reader, component: icalendar.Component, block: Block, moment
         found = recurrence.normalize(raw)
         for text in recurrence.rule_texts(found):
             recurrence.parse_rule(text, start, zone)
-        return _finish(reader, block, found, start, end, zone, exdates, changes, source_id)
+        return _finish(reader, block, found, (start, end, zone), exdates, changes, stale,
+                       source_id)
     except recurrence.RecurrenceError as exc:
         reader.problem(f"the repetition cannot be kept ({exc.message}): only the first "
                        "date is imported", block.line("RRULE" if rules else "RDATE"),
@@ -248,11 +260,13 @@ def series(reader: _Reader, component: icalendar.Component, block: Block, moment
         return None
 
 
-def _finish(reader: _Reader, block: Block, found: dict, start: dt.datetime,
-            end: dt.datetime, zone: dt.tzinfo, exdates: list[dt.datetime],
-            changes: dict[str, dict], source_id: str) -> dict:
+def _finish(reader: _Reader, block: Block, found: dict,
+            span: tuple[dt.datetime, dt.datetime, dt.tzinfo], exdates: list[dt.datetime],
+            changes: dict[str, dict], stale: set[str], source_id: str) -> dict:
     """Exclusions and changes added where they name a date of the rules; a change of a
-    date the rules do not give is an extra date (as `recurring-ical-events` lists it)."""
+    date the rules do not give is an extra date (as `recurring-ical-events` lists it),
+    unless it comes from an older version of the series."""
+    start, end, zone = span
     asked = [w for w in exdates if w >= start] + [
         dt.datetime.fromisoformat(k) for k in changes]
     furthest = max(asked, default=start)
@@ -275,6 +289,11 @@ def _finish(reader: _Reader, block: Block, found: dict, start: dt.datetime,
             reader.problem(f"RECURRENCE-ID {key} is before the series starts: not "
                            "imported", block.begin, source_id)
             del changes[key]
+        elif when not in given and key in stale:
+            reader.problem(f"RECURRENCE-ID {key} belongs to an older version of the "
+                           "repetition (a lower SEQUENCE): not imported", block.begin,
+                           source_id)
+            del changes[key]
         elif when not in given:
             extra.append(when)
     if extra:
@@ -295,14 +314,12 @@ def _change(reader: _Reader, override: icalendar.Component, oblock: Block,
     from .ics import _address, text_of
 
     rid = override.get("RECURRENCE-ID")
-    when = reader.local(rid.dt, moment.zone) if isinstance(
-        getattr(rid, "dt", None), dt.date) else None
+    when = _on(reader, rid.dt, moment) if isinstance(getattr(rid, "dt", None),
+                                                     dt.date) else None
     if when is None or not dates.representable(when):
         reader.problem("RECURRENCE-ID is not a date the calendar keeps: the changed date is "
                        "not imported", oblock.line("RECURRENCE-ID"), source_id)
         return None
-    if moment.all_day:
-        when = when.replace(hour=0, minute=0, second=0)
     key = dates.fmt(when)
     if str(rid.params.get("RANGE") or "").upper() == "THISANDFUTURE":
         reader.problem(f"RECURRENCE-ID {key} with RANGE=THISANDFUTURE: applied to that "
@@ -311,10 +328,14 @@ def _change(reader: _Reader, override: icalendar.Component, oblock: Block,
         return key, {"cancelled": True}
     change: dict = {}
     start_prop = override.get("DTSTART")
-    begin = reader.local(start_prop.dt, moment.zone) if isinstance(
+    if isinstance(getattr(start_prop, "dt", None), dt.date) and moment.all_day != (
+            not isinstance(start_prop.dt, dt.datetime)):
+        reader.problem(f"RECURRENCE-ID {key}: the date is made "
+                       f"{'timed' if moment.all_day else 'all-day'} at its source; the dates "
+                       f"of a series here are all {'all-day' if moment.all_day else 'timed'}",
+                       oblock.line("DTSTART"), source_id)
+    begin = _on(reader, start_prop.dt, moment) if isinstance(
         getattr(start_prop, "dt", None), dt.date) else when
-    if moment.all_day:
-        begin = begin.replace(hour=0, minute=0, second=0)
     finish = end_of(reader, override, oblock, begin, moment.zone, moment.all_day, source_id)
     if not _dates_kept(reader, oblock, source_id, ("DTSTART", begin), ("DTEND", finish)):
         return None
