@@ -95,13 +95,16 @@ def end_of(reader: _Reader, component: icalendar.Component, block: Block,
     return end
 
 
+_NOT_IMPORTED = "the event is not imported"
+_FIRST_ONLY = "the repetition is not imported: only the first date is"
+
+
 def _dates_kept(reader: _Reader, block: Block, source_id: str,
-                *values: tuple[str, dt.datetime]) -> bool:
+                *values: tuple[str, dt.datetime], then: str = _NOT_IMPORTED) -> bool:
     for name, when in values:
         if not dates.representable(when):
             reader.problem(f"{name} {when:%Y-%m-%d} is outside the dates the calendar keeps "
-                           f"({dates.KEPT_RANGE}): the event is not imported",
-                           block.line(name), source_id)
+                           f"({dates.KEPT_RANGE}): {then}", block.line(name), source_id)
             return False
     return True
 
@@ -219,7 +222,7 @@ def series(reader: _Reader, component: icalendar.Component, block: Block, moment
     rdates: dict[dt.datetime, None] = {}
     changes: dict[str, dict] = {}
     for when, period_end in _moments(reader, component, "RDATE", moment):
-        if not _dates_kept(reader, block, source_id, ("RDATE", when)):
+        if not _dates_kept(reader, block, source_id, ("RDATE", when), then=_FIRST_ONLY):
             return None
         if when != start:
             rdates[when] = None
@@ -337,7 +340,8 @@ def _change(reader: _Reader, override: icalendar.Component, oblock: Block,
     begin = _on(reader, start_prop.dt, moment) if isinstance(
         getattr(start_prop, "dt", None), dt.date) else when
     finish = end_of(reader, override, oblock, begin, moment.zone, moment.all_day, source_id)
-    if not _dates_kept(reader, oblock, source_id, ("DTSTART", begin), ("DTEND", finish)):
+    if not _dates_kept(reader, oblock, source_id, ("DTSTART", begin), ("DTEND", finish),
+                       then="the changed date is not imported"):
         return None
     if begin != when:
         change["start_date"] = begin
