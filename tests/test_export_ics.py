@@ -10,13 +10,13 @@ from pathlib import Path
 
 import icalendar
 import pytest
+from conftest import NOW, SAMPLE
 
 from calendar_app.catalog.reader import Reader, open_reader
 from calendar_app.importing.batch import Incoming
 from calendar_app.importing.export import export_ics
 from calendar_app.importing.ics import read_ics
 from calendar_app.model import dates, recurrence
-from tests.conftest import NOW, SAMPLE
 
 PAST = """\
 id: 5001
