@@ -29,7 +29,7 @@ from ..model.fieldbase import RecordError
 from ..model.resources import RESOURCES
 from . import ics_series, ics_zones
 from .batch import Batch, Incoming, Problem, Ref
-from .ics_text import Block, IcsError, decode, scan
+from .ics_text import Block, IcsError, decode, scan, value_of
 
 __all__ = ["IcsError", "read_ics"]
 
@@ -119,7 +119,7 @@ class _Reader:
             return None, True
         zone = ics_zones.iana_name(tzid)
         if zone is None and tzid in self.vtimezones:
-            value = getattr(prop, "dt", None)
+            value = value_of(prop)
             year = value.year if isinstance(value, dt.date) else 2000
             key = (tzid, year)
             if key not in self._made_up:
@@ -134,7 +134,7 @@ class _Reader:
 
     def start(self, prop: object, block: Block, recurring: bool) -> _Moment | None:
         """DTSTART as a wall time and the event's zone."""
-        value = getattr(prop, "dt", None)
+        value = value_of(prop)
         if isinstance(value, dt.datetime):
             value = value.replace(microsecond=0)
             if getattr(prop, "params", {}).get("TZID"):
@@ -156,8 +156,13 @@ class _Reader:
             return dt.datetime(value.year, value.month, value.day)
         if value.tzinfo is None:
             return value.replace(microsecond=0)
-        utc = value.astimezone(dt.UTC).replace(tzinfo=None, microsecond=0)
-        return dates.from_utc(utc, dates.zone(zone or self.calendar_zone))
+        try:
+            utc = value.astimezone(dt.UTC).replace(tzinfo=None, microsecond=0)
+            return dates.from_utc(utc, dates.zone(zone or self.calendar_zone))
+        except (dates.DateError, OverflowError, ValueError):
+            # at the ends of Python's dates (years 1 and 9999): outside the calendar's
+            # range anyway, which is checked and reported where the value is used
+            return value.replace(tzinfo=None, microsecond=0)
 
     # ------------------------------------------------------------------ records
     def link(self, collection: str, source_id: str, fields: dict, line: int) -> Ref:

@@ -17,7 +17,7 @@ import icalendar
 
 from ..model import dates, recurrence
 from .batch import Incoming
-from .ics_text import Block
+from .ics_text import Block, first, items_of, value_of
 
 if TYPE_CHECKING:
     from .ics import _Moment, _Reader
@@ -35,8 +35,7 @@ def read_events(reader: _Reader, pairs: list[tuple[icalendar.Component, Block]])
         groups.setdefault(source_id_of(component, block), []).append((component, block))
     for uid, items in groups.items():
         masters = _latest([i for i in items if "RECURRENCE-ID" not in i[0]], lambda c: "")
-        overrides = _latest([i for i in items if "RECURRENCE-ID" in i[0]],
-                            lambda c: c["RECURRENCE-ID"].to_ical())
+        overrides = _latest([i for i in items if "RECURRENCE-ID" in i[0]], _rid_text)
         for number, (component, block) in enumerate(masters):
             source_id = uid if number == 0 else f"{uid}#{number + 1}"
             if number:
@@ -45,8 +44,7 @@ def read_events(reader: _Reader, pairs: list[tuple[icalendar.Component, Block]])
             event(reader, component, block, source_id, overrides if number == 0 else [])
         if not masters:  # an invitation to one date of a series kept elsewhere
             for component, block in overrides:
-                rid = component["RECURRENCE-ID"].to_ical().decode(errors="replace")
-                event(reader, component, block, f"{uid}/{rid}", [])
+                event(reader, component, block, f"{uid}/{_rid_text(component)}", [])
 
 
 def _latest(items: list[tuple[icalendar.Component, Block]],
@@ -58,6 +56,14 @@ def _latest(items: list[tuple[icalendar.Component, Block]],
     for component, _ in items:
         newest[key(component)] = max(newest.get(key(component), 0), _sequence(component))
     return [(c, b) for c, b in items if _sequence(c) == newest[key(c)]]
+
+
+def _rid_text(component: icalendar.Component) -> str:
+    prop = first(component.get("RECURRENCE-ID"))
+    try:
+        return prop.to_ical().decode(errors="replace")  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001 - a broken value: its text is all there is
+        return str(prop)
 
 
 def _sequence(component: icalendar.Component) -> int:
@@ -73,14 +79,15 @@ def end_of(reader: _Reader, component: icalendar.Component, block: Block,
     """DTEND, else DTSTART + DURATION, else the start (all-day: its last day 23:59:59,
     as the interface stores a whole day)."""
     dtend, duration = component.get("DTEND"), component.get("DURATION")
+    until, length = value_of(dtend), value_of(duration)
     end = start
-    if dtend is not None and isinstance(getattr(dtend, "dt", None), dt.date):
-        end = reader.local(dtend.dt, zone)
+    if isinstance(until, dt.date):
+        end = reader.local(until, zone)
         if all_day:
             end -= _SECOND  # DTEND of a whole day is the next day's start
-    elif duration is not None and isinstance(getattr(duration, "dt", None), dt.timedelta):
+    elif isinstance(length, dt.timedelta):
         try:
-            end = start + duration.dt - (_SECOND if all_day else dt.timedelta(0))
+            end = start + length - (_SECOND if all_day else dt.timedelta(0))
         except OverflowError:
             end = dt.datetime.max
     elif all_day:
@@ -198,8 +205,8 @@ def _moments(reader: _Reader, component: icalendar.Component, name: str,
     """RDATE or EXDATE values as wall times of the event's zone, with a PERIOD's end."""
     out = []
     for prop in _list(component.get(name)):
-        for item in getattr(prop, "dts", [prop]):
-            value = getattr(item, "dt", None)
+        for item in items_of(prop):
+            value = value_of(item)
             end = None
             if isinstance(value, tuple):  # a PERIOD: start and end or duration
                 value, end = value
@@ -316,9 +323,9 @@ def _change(reader: _Reader, override: icalendar.Component, oblock: Block,
     """The `changes` entry an override makes (None when it changes nothing)."""
     from .ics import _address, text_of
 
-    rid = override.get("RECURRENCE-ID")
-    when = _on(reader, rid.dt, moment) if isinstance(getattr(rid, "dt", None),
-                                                     dt.date) else None
+    rid = first(override.get("RECURRENCE-ID"))
+    original = value_of(rid)
+    when = _on(reader, original, moment) if isinstance(original, dt.date) else None
     if when is None or not dates.representable(when):
         reader.problem("RECURRENCE-ID is not a date the calendar keeps: the changed date is "
                        "not imported", oblock.line("RECURRENCE-ID"), source_id)
@@ -331,14 +338,14 @@ def _change(reader: _Reader, override: icalendar.Component, oblock: Block,
         return key, {"cancelled": True}
     change: dict = {}
     start_prop = override.get("DTSTART")
-    if isinstance(getattr(start_prop, "dt", None), dt.date) and moment.all_day != (
-            not isinstance(start_prop.dt, dt.datetime)):
+    moved = value_of(start_prop)
+    if isinstance(moved, dt.date) and moment.all_day != (
+            not isinstance(moved, dt.datetime)):
         reader.problem(f"RECURRENCE-ID {key}: the date is made "
                        f"{'timed' if moment.all_day else 'all-day'} at its source; the dates "
                        f"of a series here are all {'all-day' if moment.all_day else 'timed'}",
                        oblock.line("DTSTART"), source_id)
-    begin = _on(reader, start_prop.dt, moment) if isinstance(
-        getattr(start_prop, "dt", None), dt.date) else when
+    begin = _on(reader, moved, moment) if isinstance(moved, dt.date) else when
     finish = end_of(reader, override, oblock, begin, moment.zone, moment.all_day, source_id)
     if not _dates_kept(reader, oblock, source_id, ("DTSTART", begin), ("DTEND", finish),
                        then="the changed date is not imported"):

@@ -113,3 +113,30 @@ def scan(text: str, origin: str) -> list[Block]:
         raise IcsError(origin, f"the file is truncated: BEGIN:{kind} of line {number} "
                                "is never closed", number)
     return blocks
+
+
+def value_of(prop: object) -> object:
+    """A property's value (`dt` of dates, durations, periods), None when it is missing
+    or broken: icalendar keeps an unreadable value as vBroken, which raises when
+    asked; the problem is reported from the component's errors."""
+    if isinstance(prop, list):  # the property given twice: the first counts
+        prop = prop[0] if prop else None
+    if prop is None:
+        return None
+    try:
+        return prop.dt  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - vBroken raises its own error type
+        return None
+
+
+def items_of(prop: object) -> list:
+    """The values of a list property (RDATE, EXDATE), none when it is broken."""
+    try:
+        return list(prop.dts)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - vBroken raises its own error type
+        return []
+
+
+def first(prop: object) -> object:
+    """A property given once, or the first of several."""
+    return (prop[0] if prop else None) if isinstance(prop, list) else prop
