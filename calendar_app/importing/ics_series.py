@@ -110,7 +110,8 @@ def _dates_kept(reader: _Reader, block: Block, source_id: str,
                 *values: tuple[str, dt.datetime], then: str = _NOT_IMPORTED) -> bool:
     for name, when in values:
         if not dates.representable(when):
-            reader.problem(f"{name} {when:%Y-%m-%d} is outside the dates the calendar keeps "
+            reader.problem(f"{name} {when.date().isoformat()} is outside the dates the "
+                           f"calendar keeps "
                            f"({dates.KEPT_RANGE}): {then}", block.line(name), source_id)
             return False
     return True
