@@ -1,4 +1,4 @@
-"""`export ics` (calendar_app/importing/export.py): the calendar as one iCalendar file,
+"""`export ics` (calendar_app/site/export.py): the calendar as one iCalendar file,
 written by the site's feed writer, and read back (importing/ics.py) as the same events."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from conftest import NOW, SAMPLE
 
 from calendar_app.catalog.reader import Reader, open_reader
 from calendar_app.importing.batch import Incoming
-from calendar_app.importing.export import export_ics
 from calendar_app.importing.ics import read_ics
 from calendar_app.model import dates, recurrence
+from calendar_app.site.export import export_ics
 
 PAST = """\
 id: 5001

@@ -386,3 +386,19 @@ def test_missing_uid_gives_a_stable_source_id() -> None:
                      "END:VEVENT")
     first, again = (_events(read_ics(data, "x.ics", "UTC"))[0] for _ in range(2))
     assert first.source_id == again.source_id and first.source_id.startswith("no-uid-")
+
+
+def test_one_dates_organizers_and_categories_are_the_series_and_said_so() -> None:
+    data = _calendar(*_vevent("RRULE:FREQ=WEEKLY;COUNT=3", "CATEGORIES:Music",
+                              "ORGANIZER;CN=Ann:mailto:ann@example.org"),
+                     "BEGIN:VEVENT", "UID:a@test", "RECURRENCE-ID:20270308T190000",
+                     "SUMMARY:Class (guest teacher)", "DTSTART:20270308T190000",
+                     "DTEND:20270308T210000", "CATEGORIES:Theatre",
+                     "ORGANIZER;CN=Bob:mailto:bob@example.org", "END:VEVENT")
+    batch = read_ics(data, "x.ics", "UTC")
+    [event] = _events(batch)
+    assert event.fields["recurrence"]["changes"] == {
+        "2027-03-08 19:00:00": {"title": "Class (guest teacher)"}}
+    lines = data.decode().split("\r\n")
+    assert sorted(lines[p.line - 1].split(";")[0].split(":")[0] for p in batch.problems) == [
+        "CATEGORIES", "ORGANIZER"]

@@ -241,7 +241,8 @@ def series(reader: _Reader, component: icalendar.Component, block: Block, moment
     exdates = [when for when, _ in _moments(reader, component, "EXDATE", moment)]
     stale: set[str] = set()
     for override, oblock in overrides:
-        found = _change(reader, override, oblock, moment, end, fields, source_id)
+        found = _change(reader, (component, override), oblock, moment, end, fields,
+                        source_id)
         if found is not None:
             key, change = found
             changes[key] = {**changes.get(key, {}), **change}
@@ -318,11 +319,13 @@ def _finish(reader: _Reader, block: Block, found: dict,
     return found
 
 
-def _change(reader: _Reader, override: icalendar.Component, oblock: Block,
-            moment: _Moment, end: dt.datetime, fields: dict,
+def _change(reader: _Reader, pair: tuple[icalendar.Component, icalendar.Component],
+            oblock: Block, moment: _Moment, end: dt.datetime, fields: dict,
             source_id: str) -> tuple[str, dict] | None:
     """The `changes` entry an override makes (None when it changes nothing)."""
     from .ics import _address, text_of
+
+    master, override = pair
 
     rid = first(override.get("RECURRENCE-ID"))
     original = value_of(rid)
@@ -361,9 +364,26 @@ def _change(reader: _Reader, override: icalendar.Component, oblock: Block,
         if value and value != fields.get(field) and not (name == "URL" and (
                 reader.own or reader.plugin)):
             change[field] = value
+    _series_only(reader, master, override, oblock, key, source_id)
     place: dict = {}
     _address(reader, override, oblock, place, source_id)
     if place.get("venue") is not None and place["venue"] != fields.get("venue"):
         change["venue"] = place["venue"]
     change = reader.checked("events", change, oblock.begin, source_id)
     return (key, change) if change else None
+
+
+def _series_only(reader: _Reader, master: icalendar.Component,
+                 override: icalendar.Component, oblock: Block, key: str,
+                 source_id: str) -> None:
+    """Organizers and categories belong to the series here: one date's are reported."""
+    from .ics import _all, _categories
+
+    def organizers(component: icalendar.Component) -> list[str]:
+        return [str(p).strip().lower() for p in _all(component, "ORGANIZER")]
+
+    for name, read in (("CATEGORIES", _categories), ("ORGANIZER", organizers)):
+        mine = read(override)
+        if mine and mine != read(master):
+            reader.problem(f"RECURRENCE-ID {key}: {name} of one date cannot differ from "
+                           "the series'; the series' are kept", oblock.line(name), source_id)

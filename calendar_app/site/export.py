@@ -3,7 +3,9 @@
 Written by the static site's feed writer (site/ical.py), so an export says exactly what
 the site's `calendar.ics` says, series as one VEVENT with their rules and changed
 dates: importing it again (importing/ics.py) gives back the same events. Unlike the
-site's feeds, an export keeps past events and everything ahead, not a window.
+site's feeds, an export keeps past events and everything ahead, not a window. It
+lives with the site's writer: the importing layer stands beside the site and may not
+import it (tests/test_architecture.py), so the command calls it from above both.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from typing import IO
 
 from ..catalog.reader import Reader
 from ..catalog.represent import Representer
-from ..site import ical, paths
-from ..site.model import EventView, SiteModel
+from . import ical, paths
+from .model import EventView, SiteModel
 
 DEFAULT_URL = "http://localhost/"
 
