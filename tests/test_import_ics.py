@@ -402,3 +402,14 @@ def test_one_dates_organizers_and_categories_are_the_series_and_said_so() -> Non
     lines = data.decode().split("\r\n")
     assert sorted(lines[p.line - 1].split(";")[0].split(":")[0] for p in batch.problems) == [
         "CATEGORIES", "ORGANIZER"]
+
+
+def test_to_dos_and_unknown_calendar_zones_are_reported_with_their_line() -> None:
+    data = _calendar("BEGIN:VTODO", "UID:t", "SUMMARY:Buy paint", "END:VTODO",
+                     *_vevent(), head=("X-WR-TIMEZONE:Middle/Earth",))
+    batch = read_ics(data, "x.ics", "UTC")
+    assert len(_events(batch)) == 1
+    assert [(p.message, p.line) for p in batch.problems] == [
+        ("VTODO: only events (VEVENT) are imported", 5),
+        ("X-WR-TIMEZONE 'Middle/Earth' is no time zone known here: its times are read in "
+         "the calendar's zone", 4)]

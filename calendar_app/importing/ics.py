@@ -69,6 +69,7 @@ class _Reader:
         self.vtimezones: dict[str, icalendar.Timezone] = {}
         self.own = self.plugin = False
         self.known: set[tuple[str, str]] = set()  # linked records already in the batch
+        self.calendar_block = Block(1)
         self._made_up: dict[tuple[str, int], str | None] = {}
 
     # ------------------------------------------------------------------ problems
@@ -80,7 +81,11 @@ class _Reader:
         text, note = decode(data, self.origin)
         if note:
             self.problem(f"the file is {note}", None)
-        blocks = scan(text, self.origin)
+        layout = scan(text, self.origin)
+        blocks = layout.vevents
+        self.calendar_block = layout.calendar
+        for kind, line in layout.others:
+            self.problem(f"{kind}: only events (VEVENT) are imported", line)
         try:
             calendars = icalendar.Calendar.from_ical(text, multiple=True)
         except Exception as exc:  # noqa: BLE001 - any failure of the parser: not readable
@@ -105,7 +110,8 @@ class _Reader:
             self.xwr = ics_zones.iana_name(xwr)
             if self.xwr is None:
                 self.problem(f"X-WR-TIMEZONE {xwr[:64]!r} is no time zone known here: "
-                             "its times are read in the calendar's zone", None)
+                             "its times are read in the calendar's zone",
+                             self.calendar_block.line("X-WR-TIMEZONE"))
         for component in calendar.walk("VTIMEZONE"):
             self.vtimezones[str(component.get("TZID") or "")] = component
 

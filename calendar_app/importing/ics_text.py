@@ -71,15 +71,31 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def scan(text: str, origin: str) -> list[Block]:
-    """The VEVENTs of the text in order. Raises IcsError for text that is not
-    iCalendar, components that do not close (a truncated file) or nest too deep."""
+@dataclass
+class Layout:
+    """Where things are in the text: each VEVENT, the calendar's own properties, and
+    the other components a calendar holds (to-dos, journal entries...)."""
+
+    vevents: list[Block] = field(default_factory=list)
+    calendar: Block = field(default_factory=lambda: Block(1))
+    others: list[tuple[str, int]] = field(default_factory=list)
+
+
+# Components a calendar holds that are no events, and no part of one.
+_NOT_EVENTS = ("VTODO", "VJOURNAL", "VFREEBUSY", "VAVAILABILITY")
+
+
+def scan(text: str, origin: str) -> Layout:
+    """The VEVENTs of the text in order, and the rest of its layout. Raises IcsError
+    for text that is not iCalendar, components that do not close (a truncated file)
+    or nest too deep."""
     lines = _logical_lines(text)
     if not lines or lines[0][1].strip().upper() != "BEGIN:VCALENDAR":
         start = lines[0][1][:40] if lines else ""
         raise IcsError(origin, f"not an iCalendar file: it starts with {start!r}, not "
                                "BEGIN:VCALENDAR", lines[0][0] if lines else None)
-    blocks: list[Block] = []
+    layout = Layout()
+    blocks = layout.vevents
     stack: list[tuple[str, int]] = []
     for number, line in lines:
         name, _, value = line.partition(":")
@@ -95,6 +111,8 @@ def scan(text: str, origin: str) -> list[Block]:
             stack.append((kind, number))
             if kind == "VEVENT":
                 blocks.append(Block(number))
+            elif kind in _NOT_EVENTS and len(stack) == 2:
+                layout.others.append((kind, number))
         elif name == "END":
             if not stack or stack[-1][0] != kind:
                 opened = f"BEGIN:{stack[-1][0]} of line {stack[-1][1]}" if stack else \
@@ -108,11 +126,13 @@ def scan(text: str, origin: str) -> list[Block]:
             raise IcsError(origin, f"{line[:40]!r} is outside any component", number)
         elif stack[-1][0] == "VEVENT" and blocks:
             blocks[-1].properties.setdefault(name, number)
+        elif len(stack) == 1:
+            layout.calendar.properties.setdefault(name, number)
     if stack:
         kind, number = stack[-1]
         raise IcsError(origin, f"the file is truncated: BEGIN:{kind} of line {number} "
                                "is never closed", number)
-    return blocks
+    return layout
 
 
 def value_of(prop: object) -> object:
