@@ -411,5 +411,5 @@ def test_to_dos_and_unknown_calendar_zones_are_reported_with_their_line() -> Non
     assert len(_events(batch)) == 1
     assert [(p.message, p.line) for p in batch.problems] == [
         ("VTODO: only events (VEVENT) are imported", 5),
-        ("X-WR-TIMEZONE 'Middle/Earth' is no time zone known here: its times are read in "
-         "the calendar's zone", 4)]
+        (("X-WR-TIMEZONE 'Middle/Earth' is no time zone known here: its times are read in "
+         "the calendar's zone"), 4)]

@@ -90,14 +90,15 @@ class _Reader:
             calendars = icalendar.Calendar.from_ical(text, multiple=True)
         except Exception as exc:  # noqa: BLE001 - any failure of the parser: not readable
             raise IcsError(self.origin, f"not a readable iCalendar file ({exc})") from None
-        vevents = []
-        for calendar in calendars:
-            self._calendar_settings(calendar)
-            vevents += calendar.walk("VEVENT")
-        if len(vevents) != len(blocks):  # never seen; lines would be wrong
+        found = [calendar.walk("VEVENT") for calendar in calendars]
+        if sum(map(len, found)) != len(blocks):  # never seen; lines would be wrong
             raise IcsError(self.origin, f"{len(blocks)} VEVENTs in the text, "
-                                        f"{len(vevents)} read: the file is damaged")
-        ics_series.read_events(self, list(zip(vevents, blocks, strict=True)))
+                                        f"{sum(map(len, found))} read: the file is damaged")
+        for calendar, vevents in zip(calendars, found, strict=True):
+            # each calendar of a file has its own producer and X-WR-TIMEZONE
+            self._calendar_settings(calendar)
+            ics_series.read_events(self, list(zip(vevents, blocks, strict=False)))
+            blocks = blocks[len(vevents):]
         return self.batch
 
     def _calendar_settings(self, calendar: icalendar.Calendar) -> None:
