@@ -413,3 +413,13 @@ def test_to_dos_and_unknown_calendar_zones_are_reported_with_their_line() -> Non
         ("VTODO: only events (VEVENT) are imported", 5),
         (("X-WR-TIMEZONE 'Middle/Earth' is no time zone known here: its times are read in "
          "the calendar's zone"), 4)]
+
+
+def test_one_date_at_another_place_is_reported_not_written_as_a_link() -> None:
+    batch = _read("three_events_one_edited.ics")  # Nextcloud: one date with a LOCATION
+    [event] = _events(batch)
+    assert all("venue" not in c for c in event.fields["recurrence"]["changes"].values())
+    assert [r.collection for r in batch.records] == ["events"]  # no venue made for it
+    [problem] = batch.problems
+    assert "LOCATION 'location' differs from the series'" in problem.message
+    assert _line("three_events_one_edited.ics", problem.line) == "LOCATION:location"

@@ -25,8 +25,7 @@ class Ref:
 class Incoming:
     """One record as the source has it, in the fields of our YAML files.
 
-    Link fields hold `Ref`s: `venue` one, `organizer`, `categories` and `tags` a list;
-    so does `venue` in an entry of a series' `recurrence` `changes` (one date elsewhere).
+    Link fields hold `Ref`s: `venue` one, `organizer`, `categories` and `tags` a list.
     Dates are naive wall times (`datetime`) in `timezone` (an IANA name) when that is
     set, else in the calendar's zone. `id` and `slug`, when present, are the source's
     wishes; the importer keeps them only where they are free.

@@ -323,7 +323,7 @@ def _change(reader: _Reader, pair: tuple[icalendar.Component, icalendar.Componen
             oblock: Block, moment: _Moment, end: dt.datetime, fields: dict,
             source_id: str) -> tuple[str, dict] | None:
     """The `changes` entry an override makes (None when it changes nothing)."""
-    from .ics import _address, text_of
+    from .ics import text_of
 
     master, override = pair
 
@@ -365,10 +365,7 @@ def _change(reader: _Reader, pair: tuple[icalendar.Component, icalendar.Componen
                 reader.own or reader.plugin)):
             change[field] = value
     _series_only(reader, master, override, oblock, key, source_id)
-    place: dict = {}
-    _address(reader, override, oblock, place, source_id)
-    if place.get("venue") is not None and place["venue"] != fields.get("venue"):
-        change["venue"] = place["venue"]
+    _place_of_one_date(reader, (master, override), oblock, key, source_id)
     change = reader.checked("events", change, oblock.begin, source_id)
     return (key, change) if change else None
 
@@ -387,3 +384,19 @@ def _series_only(reader: _Reader, master: icalendar.Component,
         if mine and mine != read(master):
             reader.problem(f"RECURRENCE-ID {key}: {name} of one date cannot differ from "
                            "the series'; the series' are kept", oblock.line(name), source_id)
+
+
+def _place_of_one_date(reader: _Reader, pair: tuple[icalendar.Component,
+                                                    icalendar.Component],
+                       oblock: Block, key: str, source_id: str) -> None:
+    """One date at another place is reported, not kept: a `changes` entry names its
+    venue by slug, and the importer resolves links of the event's own fields only (a
+    Ref left in a change would be written into the file as text)."""
+    from .ics import text_of
+
+    master, override = pair
+    place = " ".join(text_of(override, "LOCATION").split())
+    if place and place != " ".join(text_of(master, "LOCATION").split()):
+        reader.problem(f"RECURRENCE-ID {key}: LOCATION {place[:80]!r} differs from the "
+                       "series'; the series' venue is kept for that date",
+                       oblock.line("LOCATION"), source_id)
