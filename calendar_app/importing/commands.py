@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from .batch import Batch
 from .media import discard
 
 if TYPE_CHECKING:
+    from ..catalog.reader import Reader
     from ..wiring import Calendar
 
 IMPORT_USER = User(0, "import", "editor", "import@calendar.invalid")
@@ -102,9 +104,11 @@ def cmd_import(args: argparse.Namespace) -> int:
             data = (fetch.get(location).body if fetch.is_url(location)
                     else fetch.read_file(Path(location)))
             source = location if fetch.is_url(location) else Path(location).name
-            mapping = dict(m.split("=", 1) for m in args.map or [] if "=" in m)
-            if args.kind == "csv" and any("=" not in m for m in args.map or []):
-                raise ValueError(f"--map {args.map}: write it as COLUMN=field")
+            pairs = getattr(args, "map", None) or []
+            bad = [m for m in pairs if "=" not in m]
+            if bad:
+                raise ValueError(f"--map {bad[0]}: write it as COLUMN=field")
+            mapping = dict(m.split("=", 1) for m in pairs)
             batch = parse(args.kind, data, source, calendar, getattr(args, "type", "events"),
                           mapping)
     except (fetch.FetchError, ValueError) as exc:
@@ -133,10 +137,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             names = {c: {r.slug: r.name for r in catalog.all(c)}
                      for c in ("venues", "organizers", "categories", "tags")}
             text = export_csv(records, args.type, names)
-        else:
-            from .ics import export_ics  # type: ignore[attr-defined]
-
-            text = export_ics(calendar.reader)
+        else:  # the site's feed writer, handed down by cli.py (site is no layer below)
+            text = args.render(calendar.reader)
     finally:
         calendar.close()
     if args.out:
@@ -188,7 +190,8 @@ def _common(parser: argparse.ArgumentParser, writes: bool = True) -> None:
                              "the decision is kept in sources/merges.yaml")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, export_ics: Callable[[Reader], str]) -> None:
+    """`export_ics(reader)`: the calendar as iCalendar text (site/export.py)."""
     imp = sub.add_parser("import", help="import a plugin site, a CSV or iCalendar file",
                          description="Import records as one commit; again later, the same "
                                      "records are updated, never duplicated.")
@@ -220,7 +223,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ekinds = exp.add_subparsers(dest="kind", required=True)
     ecsv = ekinds.add_parser("csv", help="in the plugin importer's columns")
     ecsv.add_argument("--type", choices=("events", "venues", "organizers"), default="events")
-    eics = ekinds.add_parser("ics", help="one VEVENT per event")
+    eics = ekinds.add_parser("ics", help="one VEVENT per event, a series as one")
+    eics.set_defaults(render=export_ics)
     for parser in (ecsv, eics):
         _common(parser, writes=False)
         parser.add_argument("--out", help="file to write (default: standard output)")

@@ -183,10 +183,8 @@ def parse(kind: str, data: bytes, origin: str, calendar: Calendar, collection: s
         except CsvError as exc:
             raise ValueError(str(exc)) from None
     if kind == "ics":
-        try:
-            from .ics import read_ics
-        except ImportError:
-            raise ValueError("iCalendar sources are not available in this version") from None
+        from .ics import read_ics  # icalendar: only for iCalendar sources
+
         return read_ics(data, origin, zone)
     raise ValueError(f"unknown kind {kind!r}")
 
