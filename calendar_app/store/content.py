@@ -142,6 +142,7 @@ class ContentTree:
         # Called with the paths a crashed writer's change touched, once it is finished.
         self.recovery_hooks: list[Callable[[list[str]], object]] = []
         self._git_root: Path | None | bool = False  # False = not looked up yet
+        self._unsynced: set[Path] | None = None  # folders to sync at the end of _apply
 
     # -- reading -------------------------------------------------------------
     def scan(self) -> Iterator[FileStat]:
@@ -247,10 +248,10 @@ class ContentTree:
     def write_text(self, relpath: str, text: str) -> None:
         self._write_atomic(self.root / relpath, text)
 
-    def _write_atomic(self, target: Path, text: str, sync_dir: bool = True) -> None:
+    def _write_atomic(self, target: Path, text: str) -> None:
         """Atomic replace: temp file in the same folder, fsync, rename. The file keeps
         its mode; a new one gets 0666 less the umask, as an editor would make it.
-        `sync_dir` False: the caller syncs the folder once for many files."""
+        Within `_apply`, the folders are synced once at the end, not once per file."""
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = self._temp_file(target)
         try:
@@ -263,7 +264,9 @@ class ContentTree:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        if sync_dir:
+        if self._unsynced is not None:
+            self._unsynced.add(target.parent)
+        else:
             self._fsync_dir(target.parent)
 
     @staticmethod
@@ -345,15 +348,17 @@ class ContentTree:
 
     def _apply(self, intent: dict) -> None:
         touched = list(intent["changes"]) + list(intent.get("files", []))
-        folders = set()
-        for path, text in intent["changes"].items():
-            if text is None:
-                self.remove(path)
-            else:  # each folder synced once, not once per file (imports write many)
-                self._write_atomic(self.root / path, text, sync_dir=False)
-                folders.add((self.root / path).parent)
-        for folder in sorted(folders):
-            self._fsync_dir(folder)
+        self._unsynced = set()  # each folder synced once, not once per file (imports)
+        try:
+            for path, text in intent["changes"].items():
+                if text is None:
+                    self.remove(path)
+                else:
+                    self.write_text(path, text)
+            for folder in sorted(self._unsynced):
+                self._fsync_dir(folder)
+        finally:
+            self._unsynced = None
         if intent["retire"]:
             ids = sorted(self.retired_ids() | set(intent["retire"]))
             self.write_text(RETIRED_IDS_FILE, "".join(f"{i}\n" for i in ids))
