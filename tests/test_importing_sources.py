@@ -399,6 +399,17 @@ def test_hostile_batches_never_write_a_bad_file(fuzz_tree, records: list) -> Non
     assert not calendar.catalog.problems  # every file written reads back
 
 
+def test_an_object_no_file_can_hold_is_one_records_problem(tree: Path,
+                                                           tmp_path: Path) -> None:
+    calendar = open_cal(tree, tmp_path)
+    odd = _event("odd", "Odd", recurrence={"rrule": "FREQ=WEEKLY;COUNT=2",
+                                           "changes": {"2027-05-08": {"venue": Ref("v", "x")}}})
+    outcome = _apply(calendar, [odd, _event("fine", "Fine")])
+    assert [r.name for r in outcome.created] == ["Fine"]
+    assert outcome.problems and outcome.problems[0].source_id == "odd"
+    calendar.close()
+
+
 def test_hostile_plugin_answers(tmp_path: Path) -> None:
     from calendar_app.importing import fetch
     from calendar_app.importing.tec import read_tec

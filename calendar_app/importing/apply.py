@@ -14,7 +14,10 @@ import hashlib
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import yaml
 
 from ..linking import Write
 from ..model import dates, slugs
@@ -288,6 +291,16 @@ class _Applier:
             raise _Skip(Problem(f"{incoming.collection} {incoming.source_id}: {exc}",
                                 incoming.line, incoming.source_id)) from None
 
+    def _stage(self, incoming: Incoming, stage: Callable[[], None]) -> None:
+        """Stage a checked record; a value no file can hold (an object a reader left in
+        a nested block) is that record's problem, not the whole import's."""
+        try:
+            stage()
+        except (yaml.YAMLError, TypeError, ValueError) as exc:
+            raise _Skip(Problem(f"{incoming.collection} {incoming.source_id}: a value "
+                                f"cannot be written ({exc})", incoming.line,
+                                incoming.source_id)) from None
+
     # -- new records ---------------------------------------------------------------
     def _slug(self, resource: Resource, wished: object, data: dict) -> str:
         base = slugs.sanitize_title(wished) if isinstance(wished, str) else ""
@@ -326,7 +339,7 @@ class _Applier:
         data = {f.name: data[f.name] for f in resource.fields if data.get(f.name) is not None}
         record = Record(resource.name, data, f"{_folder(resource, data)}/{data['slug']}.yaml")
         record = self._check(record, incoming)
-        self.service.stage_new(record, self.write)
+        self._stage(incoming, lambda: self.service.stage_new(record, self.write))
         self.outcome.created.append(record)
         if not resource.is_term:
             self._remember(resource.name, incoming.source_id, values)
@@ -369,7 +382,7 @@ class _Applier:
             self.outcome.unchanged += 1
             return current
         record.data["modified"] = values.get("modified") or self.now
-        self.service.stage_edit(current, record, self.write)
+        self._stage(incoming, lambda: self.service.stage_edit(current, record, self.write))
         self.outcome.changed.append(record)
         return record
 
