@@ -122,13 +122,16 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--feed", type=int, default=5_000)
     parser.add_argument("--keep", type=Path, help="work here and keep the trees")
+    parser.add_argument("--only", choices=("tec", "feed"), help="run one of the two")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         print(f"load: {os.getloadavg()[0]:.2f}")
-        bench_tec(root, args.events)
-        bench_feed(root, args.feed)
+        if args.only != "feed":
+            bench_tec(root, args.events)
+        if args.only != "tec":
+            bench_feed(root, args.feed)
         print(f"load: {os.getloadavg()[0]:.2f}")
 
 

@@ -364,6 +364,11 @@ class _Applier:
             return current
         key = f"{current.collection}/{incoming.source_id}"
         last = self.options.fingerprints.get(key)
+        prints = self._remember(current.collection, incoming.source_id, values)
+        if prints == last and all(fingerprint(current.data.get(name)) == last[name]
+                                  for name in last):
+            self.outcome.unchanged += 1  # neither side changed since the last import
+            return current
         data = dict(current.data)
         names = {*values, *(last or {})} - LOCAL_FIELDS
         if self.options.status:
@@ -375,7 +380,6 @@ class _Applier:
                 data.pop(name, None)
             else:
                 data[name] = values[name]
-        self._remember(current.collection, incoming.source_id, values)
         # Compared as the file would read back: defaults and spellings settle there.
         record = self._check(Record(current.collection, data, current.path), incoming)
         if record.data == current.data:
@@ -386,10 +390,11 @@ class _Applier:
         self.outcome.changed.append(record)
         return record
 
-    def _remember(self, collection: str, source_id: str, values: dict) -> None:
-        self.outcome.fingerprints[f"{collection}/{source_id}"] = {
-            name: fingerprint(value) for name, value in values.items()
-            if name not in LOCAL_FIELDS}
+    def _remember(self, collection: str, source_id: str, values: dict) -> dict:
+        prints = {name: fingerprint(value) for name, value in values.items()
+                  if name not in LOCAL_FIELDS}
+        self.outcome.fingerprints[f"{collection}/{source_id}"] = prints
+        return prints
 
     def _gone(self) -> None:
         """Events of this source it no longer has: cancelled when the calendar has an

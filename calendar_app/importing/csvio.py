@@ -9,6 +9,7 @@ name, so exporting and importing again finds the same records.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import io
@@ -235,6 +236,10 @@ def _event_dates(fields: dict, values: dict[str, str], zone_name: str) -> None:
 
 def _when(which: str, day: str, time: str, zone_name: str) -> dt.datetime:
     text = f"{day} {time}".strip()
+    with contextlib.suppress(ValueError):  # the usual ISO form, without the full parser
+        value = dt.datetime.fromisoformat(text)
+        if value.tzinfo is None and dates.representable(value):
+            return value.replace(microsecond=0)
     try:
         zone = dates.zone(zone_name)
         value = dates.parse_datetime(text, zone, dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
