@@ -5,6 +5,7 @@ scheduler thread of a served calendar, the commands, and hostile inputs."""
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import json
 import time
 from pathlib import Path
@@ -249,6 +250,11 @@ def test_scheduled_runs_with_a_fake_clock(tree: Path, tmp_path: Path) -> None:
     calendar = open_cal(tree, tmp_path)
     clock = calendar.clock = FakeClock()
     scheduler = Scheduler(calendar, tick=3600)
+    lock_file = calendar.cache_dir / "sources" / ".run.lock"
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "a") as held:  # another worker process is running sources
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert scheduler.run_due() == [] and commits(tree) == 3
     assert scheduler.run_due() == ["city-arts"]
     assert git(tree.parent, "log", "-1", "--format=%s|%an") == (
         "7 new, 0 changed from city-arts|sources\n")

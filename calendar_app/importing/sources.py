@@ -22,6 +22,7 @@ ETag / Last-Modified, field fingerprints) kept in the cache folder
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import logging
 import os
 import re
@@ -241,7 +242,18 @@ class Scheduler:
         self._thread: threading.Thread | None = None
 
     def run_due(self) -> list[str]:
-        """Run every enabled source that is due; returns their names."""
+        """Run every enabled source that is due; returns their names. One process at a
+        time (gunicorn's workers each have a scheduler): the others skip this look."""
+        folder = self.calendar.cache_dir / sourcestate.FOLDER
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".run.lock", "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return []
+            return self._run_due()
+
+    def _run_due(self) -> list[str]:
         ran = []
         content = self.calendar.tree.root
         for name in source_names(content):
