@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 
 from .catalog.catalog import Catalog
+from .catalog.reader import Reader
 from .editorial import register as register_editorial
+from .importing.commands import register as register_importing
 from .site import register as register_site
 from .store.conflicts import conflict_findings, conflict_records
 from .store.content import ContentTree
@@ -218,6 +220,14 @@ def _tree_args(parser: argparse.ArgumentParser) -> None:
                         help="cache folder (default: next to the content tree)")
 
 
+def _export_ics(reader: Reader) -> str:
+    """`export ics` writes with the site's feed writer: the command joins the two layers
+    that may not import each other (site, importing)."""
+    from .site.export import export_ics
+
+    return export_ics(reader)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="calendar_app",
@@ -287,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_editorial(sub)  # check, diff, fix-ids, fmt, schema, new
     register_site(sub)  # build
     register_trash(sub)  # empty-trash
+    register_importing(sub, _export_ics)  # import, export, sources
     sync = sub.add_parser("sync", help="the content clone and its remote",
                           description="The server's exchange with the shared repository.")
     sync_sub = sync.add_subparsers(dest="action", required=True)

@@ -27,6 +27,7 @@ class Write:
     drop: list[Record] = field(default_factory=list)
     retire: list[int] = field(default_factory=list)
     allocated: list[int] = field(default_factory=list)  # ids handed out in this write
+    files: list[str] = field(default_factory=list)  # written already (images): commit them too
 
 
 class Linking:

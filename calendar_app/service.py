@@ -18,6 +18,7 @@ from .model import dates, errors, recurrence, settings, slugs
 from .model.clock import Clock
 from .model.errors import ApiError
 from .model.formats import digits
+from .model.ids import MAX_ID
 from .model.records import Record, to_file
 from .model.resources import EVENTS, RESOURCES, Resource, yaml_fields
 from .store import yamlfile
@@ -184,6 +185,43 @@ class Service(Linking):
                 write.message = describe(removed)
                 self._commit(write, None)
         return removed
+
+    # -- batch writes (importers) ---------------------------------------------------
+    @contextlib.contextmanager
+    def batch(self, user: User | None) -> Iterator[Write]:
+        """One write of many records (an import): the caller stages records into the
+        `Write` it is given, under the write lock, and sets its message; whatever was
+        staged is committed as one commit by `user` when the block ends (nothing staged:
+        no commit). Every rule of files, sizes and ids holds as in any other write."""
+        with self._writing():
+            write = Write("")
+            yield write
+            if write.texts or write.renames:
+                self._commit(write, user)
+
+    def allocate_id(self, write: Write, wished: int | None = None) -> int:
+        """An id for a new record of `write`: `wished` when it is free (not with leased
+        ids: a shared remote hands out blocks, another instance may own it)."""
+        catalog = self.catalog
+        if (wished is not None and catalog.leases is None and 0 < wished <= MAX_ID
+                and catalog.get(wished) is None and wished not in write.allocated
+                and wished not in catalog.tree.retired_ids()):
+            write.allocated.append(wished)
+            return wished
+        try:
+            record_id = catalog.next_id(write.allocated)
+        except LeaseUnavailable as exc:
+            raise ApiError(503, "calendar-ids-unavailable",
+                           f"No new record can be made now: {exc}.") from exc
+        write.allocated.append(record_id)
+        return record_id
+
+    def stage_new(self, record: Record, write: Write) -> None:
+        write.texts[record.path] = yamlfile.dump(to_file(record))
+        write.put.append(record)
+
+    def stage_edit(self, old: Record, new: Record, write: Write) -> None:
+        self._stage_edit(old, new, write)
 
     def _stage_removal(self, record: Record, write: Write) -> None:
         self._unlink_everywhere(record, write)
@@ -488,7 +526,7 @@ class Service(Linking):
         changes.update(write.texts)
         author = user.git_author if user else "calendar-app <calendar-app@localhost>"
         try:
-            self.catalog.tree.apply(changes, write.message, author, write.retire)
+            self.catalog.tree.apply(changes, write.message, author, write.retire, write.files)
         except WritesBlocked as exc:
             raise ApiError(409, "rest_conflict", f"The calendar's repository takes no writes "
                            f"now: {exc}. Try again once it is over.") from exc

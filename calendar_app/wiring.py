@@ -55,6 +55,9 @@ class Calendar:
     watcher: Watcher | None = None
     remote_sync: RemoteSync | None = None  # when serving a clone of a shared remote
     followers: list[Follower] = field(default_factory=list)  # subscribe_follower
+    # More threads of the serving process, each with start() and stop(): layers above
+    # this one add theirs (the import sources' scheduler, http/app.py).
+    background: list = field(default_factory=list)
     _pid: int = 0
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
     loaded_in: int = field(default_factory=os.getpid)  # the process that loaded it
@@ -78,6 +81,8 @@ class Calendar:
                 self.remote_sync.start()
             for follower in self.followers:
                 follower.start()
+            for part in self.background:
+                part.start()
 
     def after_fork(self) -> None:
         """In a worker forked from the process that loaded the calendar (gunicorn's
@@ -98,6 +103,8 @@ class Calendar:
     def close(self) -> None:
         for follower in self.followers:
             follower.stop()
+        for part in self.background:
+            part.stop()
         if self.remote_sync is not None:
             self.remote_sync.stop()
         if self.watcher is not None:

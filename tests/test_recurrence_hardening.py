@@ -435,3 +435,13 @@ def test_hostile_changes_blocks_never_answer_500(client, admin, content: Path,
     for change in (block or {}).get("changes", {}).values():
         website = change.get("website")
         assert not website or URL.fullmatch(website)
+
+
+def test_a_series_in_the_calendars_last_century_validates() -> None:
+    """validate looked a century past the start: past the year 9999 (OverflowError)."""
+    block = recurrence.normalize({"rrule": "FREQ=DAILY", "exdate": ["9998-12-31 10:00:00"],
+                                  "changes": {"9998-06-01 10:00:00": {"title": "Late"}}})
+    recurrence.validate(block, dt.datetime(9998, 1, 1, 10))
+    with pytest.raises(recurrence.RecurrenceError, match="not an occurrence"):
+        recurrence.validate({**block, "exdate": [dt.datetime(9998, 12, 31, 11)]},
+                            dt.datetime(9998, 1, 1, 10))

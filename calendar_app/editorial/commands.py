@@ -33,6 +33,8 @@ def _content_option(parser: argparse.ArgumentParser) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from ..model.findings import ERROR
     from ..store.conflicts import conflict_findings
+    from ..store.locations import default_cache_dir
+    from ..store.sourcestate import failure_findings
     from . import report, snapshot
     from .check import ParseCache, check_tree
 
@@ -42,6 +44,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     result = check_tree(snapshot.from_worktree(content), cache)
     findings = list(result.findings)
     findings += conflict_findings(content)  # values a sync's merge replaced, to decide
+    findings += failure_findings(content, default_cache_dir(content))  # import sources
     if args.canonical:
         findings += _not_canonical(result)
     if args.against:

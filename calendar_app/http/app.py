@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flask import Flask
 
+from ..importing.sources import Scheduler
 from ..store.locations import DEFAULT_BASE_PATH, default_users_file
 from ..store.starter import ensure_demo
 from ..sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT
@@ -30,7 +31,9 @@ def create_app(config: dict | None = None) -> Flask:
     SITE (default on unless TESTING): serve the calendar's website at `/`, built into
     CACHE_DIR/site and kept in step with every change (site/live.py); its address is
     SITE_URL, else LOCAL_URL (the address `serve` listens at), else calendar.yaml's
-    `url`."""
+    `url`.
+    SOURCES_TICK (60): seconds between looks for import sources that are due (0 = none
+    run while serving; importing/sources.py)."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -49,6 +52,7 @@ def create_app(config: dict | None = None) -> Flask:
         ID_BLOCK=DEFAULT_BLOCK,
         ID_LEASE_TIMEOUT=LEASE_TIMEOUT,
         LOCAL_URL=None,
+        SOURCES_TICK=60,
     )
     app.config.update(config or {})
     users_file = Path(app.config["USERS_FILE"] or default_users_file())
@@ -73,6 +77,8 @@ def create_app(config: dict | None = None) -> Flask:
         sync=sync, id_block=int(app.config["ID_BLOCK"]),
         id_lease_timeout=seconds(app.config["ID_LEASE_TIMEOUT"], "ID_LEASE_TIMEOUT"))
     app.extensions["calendar"] = calendar
+    if app.config["SOURCES_TICK"]:  # run the tree's import sources on their schedule
+        calendar.background.append(Scheduler(calendar, float(app.config["SOURCES_TICK"])))
     atexit.register(calendar.close)
 
     @app.before_request

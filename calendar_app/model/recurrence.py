@@ -452,7 +452,9 @@ def validate(block: dict, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
                                   f"{_CYCLE_YEARS} years after the start", "rrule", text)
     excluded = set(block.get("exdate", ()))
     keys = {dt.datetime.fromisoformat(k) for k in block.get("changes", {})}
-    asked = {w for w in excluded | keys if start <= w <= start + _FURTHEST}
+    # a series starting in the last century of the calendar: no overflow past 9999
+    limit = start + _FURTHEST if start <= dates.MAX_KEPT - _FURTHEST else dates.MAX_KEPT
+    asked = {w for w in excluded | keys if start <= w <= limit}
     furthest = max(asked, default=start)
     occurs = {w for w in _rule_dates(block, start, furthest, zone) if w in asked}
     for when in block.get("exdate", ()):

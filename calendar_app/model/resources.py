@@ -190,6 +190,17 @@ def _post_fields(noun: str, title: Field) -> tuple[Field, ...]:
     )
 
 
+def _origin(noun: str) -> tuple[Field, ...]:
+    """Where an imported record comes from: re-imports find it by these two keys, so they
+    update it instead of making a duplicate (calendar_app/importing/apply.py)."""
+    return (Field("source", String(searchable=False), f"the source the {noun} was imported "
+                  "from: a source's name (sources/NAME.yaml) or the URL or file imported",
+                  writable=False),
+            Field("source_id", String(searchable=False), f"the {noun}'s id at its source: "
+                  "an iCalendar UID, a plugin site's post id, a CSV row's key",
+                  writable=False))
+
+
 def _text(noun: str) -> tuple[Field, ...]:
     return (Field("excerpt", Text(), f"the {noun} excerpt"),
             Field("description", Text(), f"the {noun} description"))
@@ -263,7 +274,8 @@ EVENTS = Resource(
               "had before it was moved (schema.org previousStartDate)"),
     )
     + _text("event")
-    + _RECURRENCE_FIELDS,
+    + _RECURRENCE_FIELDS
+    + _origin("event"),
     post_type="tribe_events",
     permalink="event",
     label="Event",
@@ -297,7 +309,8 @@ EVENTS = Resource(
         "organizer"),
     # The currency fields fold into cost_details. `recurrence` is shown on recurring
     # events only, as with the plugin's Pro add-on: its Event schema stays as it is.
-    not_represented=("currency_symbol", "currency_position", "currency_code", "recurrence"),
+    not_represented=("currency_symbol", "currency_position", "currency_code", "recurrence",
+                     "source", "source_id"),
     # What `/events?search=` looks in (WordPress: title, excerpt, content).
     search_fields=("title", "excerpt", "description"),
     tec=TecView("Event", "Events", {
@@ -331,7 +344,8 @@ VENUES = Resource(
         Field("geo_lat", Number(min=-90, max=90), "the venue latitude"),
         Field("geo_lng", Number(min=-180, max=180), "the venue longitude"),
     )
-    + _text("venue"),
+    + _text("venue")
+    + _origin("venue"),
     post_type="tribe_venue",
     permalink="venue",
     label="Venue",
@@ -350,6 +364,7 @@ VENUES = Resource(
         "venue", "description", "excerpt", "slug", "image", "show_map", "show_map_link",
         "address", "city", "country", "province", "state", "zip", "phone", "website",
         "stateprovince", "geo_lat", "geo_lng"),
+    not_represented=("source", "source_id"),
     search_fields=("venue", "description", "excerpt", "address", "city", "province", "state",
                    "stateprovince", "zip", "phone"),
     tec=TecView("Venue", "Venues", {
@@ -375,7 +390,8 @@ ORGANIZERS = Resource(
         Field("email", Email(), "the organizer e-mail address"),
         Field("image", Image(), "the organizer featured image URL or media path"),
     )
-    + _text("organizer"),
+    + _text("organizer")
+    + _origin("organizer"),
     post_type="tribe_organizer",
     permalink="organizer",
     label="Organizer",
@@ -389,6 +405,7 @@ ORGANIZERS = Resource(
     derived=_post_members("organizer", "organizer"),
     schema_order=_POST_SCHEMA_HEAD + (
         "organizer", "description", "excerpt", "slug", "image", "phone", "website", "email"),
+    not_represented=("source", "source_id"),
     search_fields=("organizer", "description", "excerpt", "phone", "email", "website"),
     tec=TecView("Organizer", "Organizers", {
         "title": "organizer", **_TEC_POST_BODY, "phone": "phone", "website": "website",

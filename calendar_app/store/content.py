@@ -18,7 +18,7 @@ import signal
 import stat
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,6 +142,7 @@ class ContentTree:
         # Called with the paths a crashed writer's change touched, once it is finished.
         self.recovery_hooks: list[Callable[[list[str]], object]] = []
         self._git_root: Path | None | bool = False  # False = not looked up yet
+        self._unsynced: set[Path] | None = None  # folders to sync at the end of _apply
 
     # -- reading -------------------------------------------------------------
     def scan(self) -> Iterator[FileStat]:
@@ -249,7 +250,8 @@ class ContentTree:
 
     def _write_atomic(self, target: Path, text: str) -> None:
         """Atomic replace: temp file in the same folder, fsync, rename. The file keeps
-        its mode; a new one gets 0666 less the umask, as an editor would make it."""
+        its mode; a new one gets 0666 less the umask, as an editor would make it.
+        Within `_apply`, the folders are synced once at the end, not once per file."""
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = self._temp_file(target)
         try:
@@ -262,7 +264,10 @@ class ContentTree:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        self._fsync_dir(target.parent)
+        if self._unsynced is not None:
+            self._unsynced.add(target.parent)
+        else:
+            self._fsync_dir(target.parent)
 
     @staticmethod
     def _temp_file(target: Path) -> tuple[int, str]:
@@ -297,8 +302,9 @@ class ContentTree:
         return self.lock_path.with_name("pending-write.json")
 
     def apply(self, changes: dict[str, str | None], message: str, author: str,
-              retire: list[int] = ()) -> None:
-        """Write (text) or remove (None) these files and commit them as one commit.
+              retire: list[int] = (), files: Sequence[str] = ()) -> None:
+        """Write (text) or remove (None) these files and commit them as one commit;
+        `files`: paths the caller has already written (images), committed with them.
 
         All or nothing: the whole change is first saved as an intent next to the lock;
         an error puts every file back, and a crash is rolled forward by `recover()` at
@@ -309,7 +315,7 @@ class ContentTree:
             raise WritesBlocked(blocked)
         backups = {p: (self.read_text(p) if self.exists(p) else None) for p in changes}
         intent = {"message": message, "author": author, "changes": changes,
-                  "retire": list(retire)}
+                  "retire": list(retire), "files": list(files)}
         self._write_atomic(self.intent_path, json.dumps(intent))
         try:
             self._apply(intent)
@@ -341,12 +347,18 @@ class ContentTree:
         return None
 
     def _apply(self, intent: dict) -> None:
-        touched = list(intent["changes"])
-        for path, text in intent["changes"].items():
-            if text is None:
-                self.remove(path)
-            else:
-                self.write_text(path, text)
+        touched = list(intent["changes"]) + list(intent.get("files", []))
+        self._unsynced = set()  # each folder synced once, not once per file (imports)
+        try:
+            for path, text in intent["changes"].items():
+                if text is None:
+                    self.remove(path)
+                else:
+                    self.write_text(path, text)
+            for folder in sorted(self._unsynced):
+                self._fsync_dir(folder)
+        finally:
+            self._unsynced = None
         if intent["retire"]:
             ids = sorted(self.retired_ids() | set(intent["retire"]))
             self.write_text(RETIRED_IDS_FILE, "".join(f"{i}\n" for i in ids))
