@@ -106,6 +106,8 @@ def test_an_ics_source_over_http(tmp_path: Path) -> None:
         feed["text"] = "\r\n".join(lines[:start] + lines[end:])
         feed["etag"] = '"2"'
         gone = run_source(calendar, source)
-        assert [r.data["source_id"] for r in gone.gone] == [uid]  # reported, kept
+        # cancelled (the event status), kept
+        assert [r.data["source_id"] for r in gone.cancelled] == [uid] and not gone.gone
+        assert calendar.catalog.get(gone.cancelled[0].id).get("event_status") == "canceled"
         assert len(calendar.catalog.all("events")) == len(events)
         calendar.close()

@@ -186,14 +186,17 @@ def test_update_rules(tree: Path, tmp_path: Path, rule: str, title: str, website
     calendar.close()
 
 
-def test_gone_events_are_reported_never_deleted(tree: Path, tmp_path: Path) -> None:
+def test_gone_events_are_cancelled_never_deleted(tree: Path, tmp_path: Path) -> None:
     calendar = open_cal(tree, tmp_path)
     _apply(calendar, [_event("a", "Stays"), _event("b", "Goes")])
     count = commits(tree)
     outcome = _apply(calendar, [_event("a", "Stays")])
-    # No `event_status` field in this calendar: cancelling is reported instead.
-    assert [r.name for r in outcome.gone] == ["Goes"] and not outcome.cancelled
-    assert commits(tree) == count and len(calendar.catalog.all("events")) == 2
+    assert [r.get("title") for r in outcome.cancelled] == ["Goes"] and not outcome.gone
+    assert commits(tree) == count + 1 and len(calendar.catalog.all("events")) == 2
+    gone = next(r for r in calendar.catalog.all("events") if r.get("title") == "Goes")
+    assert gone.get("event_status") == "canceled" and gone.status != "trash"
+    assert "1 cancelled" in git(tree.parent, "log", "-1", "--format=%s")
+    assert not _apply(calendar, [_event("a", "Stays")]).committed  # once, not again
     partial = _apply(calendar, [_event("a", "Stays")], complete=False)
     assert not partial.gone
     calendar.close()
