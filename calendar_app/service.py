@@ -137,6 +137,30 @@ class Service(Linking):
             self._commit(write, user)
         return result
 
+    def change_together(self, changes: list[tuple[Record, dict]], user: User | None,
+                        message: str, precondition: Precondition | None = None,
+                        ) -> list[Record]:
+        """Several updates in one commit with `message` (a moderation decision: the
+        event with the venue and organizer it brought). A body {"status": "trash"}
+        trashes its record. `precondition` is checked against the first record."""
+        checked = []
+        for record, body in changes:
+            verb = "delete" if body.get("status") == "trash" else "edit"
+            self._check_write_permission(record.resource, user, record, verb)
+            checked.append((record, body, self._validate(record.resource, body, record)))
+        with self._writing():
+            write = Write(message)
+            out = []
+            for i, (record, body, values) in enumerate(checked):
+                current = self._current(record, precondition if i == 0 else None)
+                if current.data != record.data:
+                    values = self._validate(current.resource, body, current)
+                current = next((r for r in write.put if r.id == current.id), current)
+                trashing = values.get("status") == "trash"
+                out.append(self._apply_update(current, values, user, write, trashing))
+            self._commit(write, user)
+        return out
+
     def remove_for_good(self, records: list[Record],
                         describe: Callable[[list[Record]], str]) -> list[Record]:
         """Remove these records' files, retire their ids and unlink them from the events

@@ -79,7 +79,9 @@ def create_app(config: dict | None = None) -> Flask:
     def _release_version(_exc: BaseException | None) -> None:
         calendar.catalog.unpin()
 
+    from ..editing import submit
     from . import api
 
     api.install(app)
+    submit.install(app)
     return app
