@@ -24,7 +24,9 @@ def create_app(config: dict | None = None) -> Flask:
     off), SYNC_PUSH ("wait" or "queue"), SYNC_TIMEOUT (seconds for the network calls of
     one exchange, below the worker timeout); see docs/deployment.md. With a remote, new ids
     come from blocks of ID_BLOCK (100) ids leased there (idlease.py), so instances never
-    share one; ID_LEASE_TIMEOUT (10) bounds in seconds each lease's talk with the remote."""
+    share one; ID_LEASE_TIMEOUT (10) bounds in seconds each lease's talk with the remote.
+    SECRET_KEY signs the editing pages' sessions (default: a key kept beside the users
+    file), SESSION_COOKIE_SECURE (set it behind HTTPS); see editing/auth.py."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -79,9 +81,17 @@ def create_app(config: dict | None = None) -> Flask:
     def _release_version(_exc: BaseException | None) -> None:
         calendar.catalog.unpin()
 
-    from ..editing import submit
+    from ..editing import auth, moderation, submit
     from . import api
 
+    # First, so that its after-request hook runs last: the pages' own policy and
+    # caching win over the interface's defaults.
+    auth.init_app(app)
     api.install(app)
-    submit.install(app)
+    # The interface keeps Basic auth and application passwords: no CSRF token there.
+    auth.csrf.exempt(api.bp)
+    auth.csrf.exempt(api.wp_json_index)
+    auth.csrf.exempt(api.sync_webhook)
+    submit.install(app)  # public submissions and their moderation (issue 24)
+    moderation.install(app)
     return app
