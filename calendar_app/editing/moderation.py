@@ -147,12 +147,13 @@ def entries(calendar: Calendar) -> list[Entry]:
 
 
 def _page(status: int = 200, errors: dict[int, str] | None = None,
-          reasons: dict[int, str] | None = None) -> Response:
+          reasons: dict[int, str] | None = None, general: str = "") -> Response:
     calendar = _calendar()
     edit = current_app.config.get("EDIT_EVENT_ENDPOINT", "")
     page = render_template(
         "moderation/queue.html", title="Pending events", entries=entries(calendar),
         errors=errors or {}, reasons=reasons or {}, notices=get_flashed_messages(),
+        general=general,
         render_html=markup.render_html, catalog=calendar.catalog,
         edit_url=(lambda r: url_for(edit, event_id=r.id)) if (
             edit in current_app.view_functions) else None)
@@ -180,8 +181,8 @@ def _pending(event_id: int) -> tuple[Record | None, Response | None]:
                               "moderate submissions.")
     record = _calendar().catalog.get(event_id, "events")
     if record is None or record.status != "pending":
-        return None, _page(409, {event_id: "This event is no longer pending: someone "
-                                 "decided on it already, or it was removed."})
+        return None, _page(409, general=f"Event #{event_id} is no longer pending: someone "
+                           "decided on it already, or it was removed.")
     return record, None
 
 
