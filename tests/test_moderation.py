@@ -84,6 +84,8 @@ def test_the_queue_shows_the_submission_with_check_duplicates_and_address(
     assert "submissions for <a href=\"mailto:walker@example.org\">" in page
     assert "<strong>lantern</strong>" in page  # the description, rendered
     assert "No problems." in page and "None found." in page
+    # Edit then approve: the editing page of the event, then back here.
+    assert f'<a class="button secondary" href="/admin/events/{submitted}/">Edit' in page
 
 
 def test_check_findings_and_likely_duplicates_are_listed(client, content: Path,

@@ -149,13 +149,13 @@ def entries(calendar: Calendar) -> list[Entry]:
 def _page(status: int = 200, errors: dict[int, str] | None = None,
           reasons: dict[int, str] | None = None, general: str = "") -> Response:
     calendar = _calendar()
-    edit = current_app.config.get("EDIT_EVENT_ENDPOINT", "")
+    edit = "admin.edit"  # the editing pages' (views.py), when the app has them
     page = render_template(
         "moderation/queue.html", title="Pending events", entries=entries(calendar),
         errors=errors or {}, reasons=reasons or {}, notices=get_flashed_messages(),
         general=general,
         render_html=markup.render_html, catalog=calendar.catalog,
-        edit_url=(lambda r: url_for(edit, event_id=r.id)) if (
+        edit_url=(lambda r: url_for(edit, collection="events", record_id=r.id)) if (
             edit in current_app.view_functions) else None)
     return make_response(page, status)
 

@@ -81,12 +81,14 @@ def create_app(config: dict | None = None) -> Flask:
     def _release_version(_exc: BaseException | None) -> None:
         calendar.catalog.unpin()
 
-    from ..editing import auth, moderation, submit
+    from ..editing import auth, endpoints, moderation, submit, views
     from . import api
 
     # First, so that its after-request hook runs last: the pages' own policy and
     # caching win over the interface's defaults.
     auth.init_app(app)
+    app.register_blueprint(views.bp)  # the editing pages (/admin/)
+    app.register_blueprint(endpoints.bp)
     api.install(app)
     # The interface keeps Basic auth and application passwords: no CSRF token there.
     auth.csrf.exempt(api.bp)
