@@ -3,6 +3,7 @@ the git history of a content tree."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from conftest import csrf_token, git
@@ -45,3 +46,13 @@ def untouched(content: Path, before: str) -> bool:
 
 def text(response) -> str:
     return response.get_data(as_text=True)
+
+
+def decision(client, event_id: int, verb: str, **fields: str):
+    page = text(client.get("/admin/pending/"))
+    token = re.search(rf'/admin/pending/{event_id}/{verb}"[^>]*>\s*<input type="hidden" '
+                      r'name="csrf_token" value="[^"]+">\s*<input type="hidden" '
+                      r'name="token" value="([^"]+)"', page)
+    assert token, page
+    data = {"csrf_token": csrf_token(page), "token": token.group(1), **fields}
+    return client.post(f"/admin/pending/{event_id}/{verb}", data=data)

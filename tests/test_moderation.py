@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import BASE, csrf_token, git, sign_in
-from submitting import head, propose, text, untouched
+from submitting import decision, head, propose, text, untouched
 
 from calendar_app.http.app import create_app
 
@@ -28,16 +28,6 @@ def submitted(client, content: Path) -> int:
     event = yaml.safe_load((content / "events/2027/harbour-lantern-walk.yaml").read_text())
     assert sign_in(client, "editor").status_code == 303
     return event["id"]
-
-
-def decision(client, event_id: int, verb: str, **fields: str):
-    page = text(client.get("/admin/pending/"))
-    token = re.search(rf'/admin/pending/{event_id}/{verb}"[^>]*>\s*<input type="hidden" '
-                      r'name="csrf_token" value="[^"]+">\s*<input type="hidden" '
-                      r'name="token" value="([^"]+)"', page)
-    assert token, page
-    data = {"csrf_token": csrf_token(page), "token": token.group(1), **fields}
-    return client.post(f"/admin/pending/{event_id}/{verb}", data=data)
 
 
 def last_commit(content: Path) -> tuple[str, str, list[str]]:
