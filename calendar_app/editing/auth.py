@@ -180,6 +180,8 @@ def _page_headers(response: Response) -> Response:
     a signed-in user's pages are never stored by a cache."""
     if response.mimetype == "text/html" and not request.path.startswith(("/wp-json", "/media/")):
         response.headers["Content-Security-Policy"] = PAGE_CSP
+        # With no-referrer (the interface's), browsers post forms with `Origin: null`.
+        response.headers["Referrer-Policy"] = "same-origin"
         if "uid" in session:
             response.headers["Cache-Control"] = "private, no-store"
             response.headers["Vary"] = "Cookie"
