@@ -161,26 +161,22 @@ class Service(Linking):
         return result
 
     def change_together(self, changes: list[tuple[Record, dict]], user: User | None,
-                        message: str, precondition: Precondition | None = None,
-                        ) -> list[Record]:
-        """Several updates in one commit with `message` (a moderation decision: the
-        event with the venue and organizer it brought). A body {"status": "trash"}
-        trashes its record. `precondition` is checked against the first record."""
-        checked = []
+                        message: str, precondition: Precondition | None = None) -> list:
+        """Updates of several records in one commit (a moderation decision); a body
+        {"status": "trash"} trashes. `precondition` is checked on the first record."""
+        checked = [(r, b, self._validate(r.resource, b, r)) for r, b in changes]  # 400 first
         for record, body in changes:
-            verb = "delete" if body.get("status") == "trash" else "edit"
-            self._check_write_permission(record.resource, user, record, verb)
-            checked.append((record, body, self._validate(record.resource, body, record)))
+            self._check_write_permission(record.resource, user, record,
+                                         "delete" if body.get("status") == "trash" else "edit")
         with self._writing():
-            write = Write(message)
-            out = []
+            write, out = Write(message), []
             for i, (record, body, values) in enumerate(checked):
                 current = self._current(record, precondition if i == 0 else None)
                 if current.data != record.data:
                     values = self._validate(current.resource, body, current)
                 current = next((r for r in write.put if r.id == current.id), current)
-                trashing = values.get("status") == "trash"
-                out.append(self._apply_update(current, values, user, write, trashing))
+                out.append(self._apply_update(current, values, user, write,
+                                              values.get("status") == "trash"))
             self._commit(write, user)
         return out
 
