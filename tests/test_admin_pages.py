@@ -385,3 +385,65 @@ def test_author_publishes_own_but_not_others(client, content):
     token = csrf_token(client.get("/admin/events/").data)
     assert client.post(f"/admin/events/{JAZZ_NIGHT}/trash",
                        data={"csrf_token": token}).status_code == 403
+
+
+@pytest.mark.parametrize(("path", "change", "field", "message"), [
+    (f"/admin/organizers/{JAZZ_COLLECTIVE}/", {"email": "not an address"}, "email",
+     "Invalid parameter."),
+    (f"/admin/organizers/{JAZZ_COLLECTIVE}/", {"organizer": ""}, "organizer",
+     "Invalid parameter."),
+    (f"/admin/categories/{JAZZ}/", {"parent": str(JAZZ)}, "parent", "Invalid parameter."),
+    (f"/admin/categories/{JAZZ}/", {"slug": "  "}, "slug", "Invalid parameter."),
+    (f"/admin/venues/{BLUE_LANTERN}/", {"website": "ftp://x"}, "website", "Invalid parameter."),
+    (f"/admin/venues/{BLUE_LANTERN}/", {"geo_lng": "east"}, "geo_lng",
+     "geo_lng is not of type number."),
+])
+def test_bad_input_on_the_other_forms(editor, content, path, change, field, message):
+    before = commits(content)
+    page = post(editor, path, {**form_of(editor, path), **change}, "save")
+    assert page.status_code == 400
+    found = re.search(rf'id="{field}-errors">(.*?)</div>', page.data.decode(), re.DOTALL)
+    assert found and message in found[1], page.data.decode()[:3000]
+    assert commits(content) == before
+
+
+def test_trash_and_restore_need_the_token_and_the_right(editor, content):
+    before = commits(content)
+    assert editor.post(f"/admin/events/{JAZZ_NIGHT}/trash").status_code == 400
+    token = csrf_token(editor.get("/admin/events/").data)
+    done = editor.post(f"/admin/events/{JAZZ_NIGHT}/restore", data={"csrf_token": token},
+                       follow_redirects=True)
+    assert b"is not in the trash" in done.data  # a published event stays published
+    assert commits(content) == before
+    assert editor.post("/admin/events/999999/trash", data={"csrf_token": token}
+                       ).status_code == 404
+
+
+def test_a_time_that_happens_twice_is_warned_and_saved(editor, content):
+    data = {**form_of(editor, "/admin/events/new"), **NEW_EVENT,
+            "start_date": "2027-11-07T01:30", "end_date": "2027-11-07T03:00",
+            "timezone": "America/New_York", "venue": "45"}
+    page = post(editor, "/admin/events/new", data, "check")
+    assert page.status_code == 200
+    assert (b"start_date 2027-11-07 01:30:00 happens twice in America/New_York (clocks go "
+            b"back); the first one is used") in page.data
+    assert post(editor, "/admin/events/new", data).status_code == 303
+
+
+@pytest.mark.parametrize("block", [
+    {"every": "month", "on": "second tuesday", "until": "2027-12-31 23:59:59"},
+    {"every": "2 weeks", "on": ["monday", "thursday"], "count": 8},
+    {"every": "month", "on": 15},
+    {"rrule": "FREQ=YEARLY;BYMONTH=6;BYMONTHDAY=21"},
+    {"rdate": ["2027-05-20 19:00:00", "2027-06-20 19:00:00"]},
+])
+def test_rule_builder_shows_and_reads_back_the_same_block(block):
+    from werkzeug.datastructures import MultiDict
+
+    from calendar_app.editing.forms import _rule_pairs
+    from calendar_app.model import recurrence, rule_form
+
+    normal = recurrence.normalize(block)
+    posted = rule_form.read(MultiDict(_rule_pairs("recurrence", rule_form.show(normal))),
+                            "recurrence")
+    assert recurrence.normalize(posted) == normal

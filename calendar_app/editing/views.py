@@ -277,6 +277,8 @@ def trash(collection: str, record_id: int, verb: str) -> Any:
         if verb == "trash":
             done = service.delete(record, user)
             flash(f"{'Trashed' if resource.trashable else 'Deleted'}: {record.name}.")
+        elif record.status != "trash":
+            flash(f"Not done: {record.name} is not in the trash.")
         else:
             done = service.update(record, {"status": "draft"}, user)
             flash(f"Restored as a draft: {done.name}.")

@@ -81,6 +81,12 @@ def create_app(config: dict | None = None) -> Flask:
     def _release_version(_exc: BaseException | None) -> None:
         calendar.catalog.unpin()
 
+    _install_views(app)
+    return app
+
+
+def _install_views(app: Flask) -> None:
+    """The editing pages, then the interface, then submissions and their moderation."""
     from ..editing import auth, endpoints, moderation, submit, views
     from . import api
 
@@ -91,9 +97,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(endpoints.bp)
     api.install(app)
     # The interface keeps Basic auth and application passwords: no CSRF token there.
-    auth.csrf.exempt(api.bp)
-    auth.csrf.exempt(api.wp_json_index)
-    auth.csrf.exempt(api.sync_webhook)
-    submit.install(app)  # public submissions and their moderation (issue 24)
+    for view in (api.bp, api.wp_json_index, api.sync_webhook):
+        auth.csrf.exempt(view)
+    submit.install(app)  # public submissions (/submit/) and their queue (/admin/pending/)
     moderation.install(app)
-    return app
