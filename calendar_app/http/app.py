@@ -100,8 +100,9 @@ def create_app(config: dict | None = None) -> Flask:
 
 
 def _install_views(app: Flask) -> None:
-    """The editing pages, then the interface in both namespaces and WordPress's routes."""
-    from ..editing import auth, endpoints, views
+    """The editing pages, then the interface in both namespaces and WordPress's routes,
+    then submissions and their moderation."""
+    from ..editing import auth, endpoints, moderation, submit, views
     from . import api, tec_api, wp_core
 
     # First, so that its after-request hook runs last: the pages' own policy and
@@ -115,6 +116,8 @@ def _install_views(app: Flask) -> None:
     # The interface keeps Basic auth and application passwords: no CSRF token there.
     for view in (api.bp, tec_api.bp, wp_core.bp, wp_core.site_index, api.sync_webhook):
         auth.csrf.exempt(view)
+    submit.install(app)  # public submissions (/submit/) and their queue (/admin/pending/)
+    moderation.install(app)
 
 
 def _install_site(app: Flask, calendar: Calendar) -> None:
