@@ -53,7 +53,7 @@ def setting_number(settings: dict, key: str) -> tuple[int, str | None]:
 
 WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                  "sunday")
-CUTOFF_LATEST = dt.timedelta(hours=12)  # the plugin offers the hours of the morning
+CUTOFF_LATEST_MINUTES = 12 * 60  # the plugin offers the hours of the morning
 
 
 def week_start(settings: dict) -> int:
@@ -74,7 +74,7 @@ def multiday_cutoff(settings: dict) -> tuple[dt.timedelta, str | None]:
     elif isinstance(value, str) and (found := _CLOCK.fullmatch(value.strip())):
         hours, mins = int(found[1]), int(found[2])
         minutes = hours * 60 + mins if mins < 60 else None
-    if minutes is not None and 0 <= minutes and dt.timedelta(minutes=minutes) < CUTOFF_LATEST:
+    if minutes is not None and 0 <= minutes < CUTOFF_LATEST_MINUTES:
         return dt.timedelta(minutes=minutes), None
     return dt.timedelta(0), (f"multiday_cutoff must be a time from 00:00 to 11:59 "
                              f"(\"HH:MM\"), not {value!r}")
