@@ -364,6 +364,9 @@ HOST_PAGE = """<!DOCTYPE html>
 <h2>Music</h2><calendar-events id="music" category="music" count="5"></calendar-events>
 <h2>By id</h2><calendar-events id="by-id" category="{music_id}"></calendar-events>
 <h2>Nothing</h2><calendar-events id="none" venue="no-such-venue"></calendar-events>
+<h2>Hostile</h2><calendar-events id="hostile" count="-3" language="&quot;&gt;x"
+ category="&quot;&gt;&lt;img src=x onerror=&quot;window.hit=1&quot;&gt;"></calendar-events>
+<h2>Odd count</h2><calendar-events id="odd" count="1e9x"></calendar-events>
 </main><script src="{site}assets/embed.js" defer></script></body></html>
 """
 
@@ -426,6 +429,11 @@ def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path
                 assert page.locator("#next .calendar-event-title").first.get_attribute(
                     "href") == "https://calendar.example.org/event/market-day/"
                 assert page.locator("#next .calendar-events-list").get_attribute("lang") == "de"
+                # Attributes are data, never markup; counts are kept within 1-50.
+                page.wait_for_selector("#hostile .calendar-events-status:has-text('No upcoming')")
+                assert page.locator("img").count() == 0
+                assert page.evaluate("window.hit") is None
+                assert titles("odd") == ["Market Day"]  # parseInt("1e9x") is 1
                 assert errors == []
                 page.screenshot(path=str(tmp_path / "component-phone.png"), full_page=True)
                 results = Axe().run(page)
