@@ -233,6 +233,10 @@ def test_setting_values() -> None:
     assert week_start({}) == 0 and week_start({"week_start": ""}) == 0
     assert week_start({"week_start": "Sunday"}) == 6
     assert week_start({"week_start": "saturday"}) == 5
+    # WordPress's own setting, as the plugin reads it (0 is Sunday); week_start wins.
+    assert week_start({"start_of_week": 0}) == 6 and week_start({"start_of_week": 1}) == 0
+    assert week_start({"start_of_week": 6, "week_start": "monday"}) == 0
+    assert week_start({"start_of_week": 7}) == 0 and week_start({"start_of_week": "0"}) == 0
     assert multiday_cutoff({}) == (dt.timedelta(0), None)
     assert multiday_cutoff({"multiday_cutoff": "01:00"}) == (dt.timedelta(hours=1), None)
     assert multiday_cutoff({"multiday_cutoff": "6:30"}) == (dt.timedelta(hours=6, minutes=30),

@@ -58,9 +58,15 @@ CUTOFF_LATEST_MINUTES = 12 * 60  # the plugin offers the hours of the morning
 
 def week_start(settings: dict) -> int:
     """The first day of the week, 0 (Monday) to 6 (Sunday), as Python's weekday():
-    `week_start` when it names a day, else Monday (ISO 8601)."""
+    `week_start` when it names a day, else WordPress's `start_of_week` (0 is Sunday)
+    when calendar.yaml gives it, else Monday (ISO 8601)."""
     value = str(settings.get("week_start") or "").strip().lower()
-    return WEEKDAY_NAMES.index(value) if value in WEEKDAY_NAMES else 0
+    if value in WEEKDAY_NAMES:
+        return WEEKDAY_NAMES.index(value)
+    wordpress = settings.get("start_of_week")
+    if isinstance(wordpress, int) and not isinstance(wordpress, bool) and 0 <= wordpress <= 6:
+        return (wordpress - 1) % 7
+    return 0
 
 
 def multiday_cutoff(settings: dict) -> tuple[dt.timedelta, str | None]:
