@@ -5,6 +5,7 @@ builder; used by recurrence, the site and the interface."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from . import dates
 from .clock import Clock
@@ -30,6 +31,10 @@ DEFAULT_SETTINGS: dict = {
     "time_format": "g:i a",
     "start_of_week": 1,  # 0 = Sunday
     "language": "en_US",
+    # The plugin's "End of day cutoff": an event ending before this time of the next
+    # day is drawn on its first day alone (a party until 1 am with "01:00").
+    "multiday_cutoff": "00:00",
+    "week_start": "",  # a day's name; empty: from the locale (Monday without one)
 }
 PERFORMER_TYPES = ("Person", "PerformingGroup")
 # Settings that must be whole numbers, with the smallest allowed: `check` reports any
@@ -50,6 +55,58 @@ def setting_number(settings: dict, key: str) -> tuple[int, str | None]:
         return value, None
     bounds = f"from {least} to {most}" if most is not None else f"of {least} or more"
     return DEFAULT_SETTINGS[key], f"{key} must be a whole number {bounds}, not {value!r}"
+
+
+WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                 "sunday")
+CUTOFF_LATEST_MINUTES = 12 * 60  # the plugin offers the hours of the morning
+
+
+def week_start(settings: dict) -> int:
+    """The first day of the week, 0 (Monday) to 6 (Sunday), as Python's weekday():
+    `week_start` when it names a day, else WordPress's `start_of_week` (0 is Sunday)
+    when calendar.yaml gives it, else Monday (ISO 8601)."""
+    value = str(settings.get("week_start") or "").strip().lower()
+    if value in WEEKDAY_NAMES:
+        return WEEKDAY_NAMES.index(value)
+    wordpress = settings.get("start_of_week")
+    if isinstance(wordpress, int) and not isinstance(wordpress, bool) and 0 <= wordpress <= 6:
+        return (wordpress - 1) % 7
+    return 0
+
+
+def multiday_cutoff(settings: dict) -> tuple[dt.timedelta, str | None]:
+    """The end-of-day cutoff: (the time after midnight that still belongs to the day
+    before, what is wrong with calendar.yaml's value). "HH:MM" as written; YAML reads
+    an unquoted `1:30` as the number 90 (base 60), which is taken as minutes."""
+    value = settings.get("multiday_cutoff", DEFAULT_SETTINGS["multiday_cutoff"])
+    minutes = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        minutes = value
+    elif isinstance(value, str) and (found := _CLOCK.fullmatch(value.strip())):
+        hours, mins = int(found[1]), int(found[2])
+        minutes = hours * 60 + mins if mins < 60 else None
+    if minutes is not None and 0 <= minutes < CUTOFF_LATEST_MINUTES:
+        return dt.timedelta(minutes=minutes), None
+    return dt.timedelta(0), (f"multiday_cutoff must be a time from 00:00 to 11:59 "
+                             f"(\"HH:MM\"), not {value!r}")
+
+
+def setting_problems(settings: dict) -> list[tuple[str, str]]:
+    """(key, what is wrong) for each setting of calendar.yaml that is not allowed; the
+    site uses the default instead."""
+    found = [(key, problem) for key in WHOLE_NUMBER_SETTINGS
+             if key in settings and (problem := setting_number(settings, key)[1])]
+    if "multiday_cutoff" in settings and (problem := multiday_cutoff(settings)[1]):
+        found.append(("multiday_cutoff", problem))
+    day = settings.get("week_start")
+    if day and str(day).strip().lower() not in WEEKDAY_NAMES:
+        problem = f"week_start must name a day (monday ... sunday), not {day!r}"
+        found.append(("week_start", problem))
+    return found
+
+
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 
 
 def site_zone_name(settings: dict) -> str:

@@ -19,12 +19,13 @@ from ..catalog.reader import Reader, open_reader
 from ..model import dates, markup
 from ..model.findings import key_line
 from ..model.records import Record
-from ..model.settings import DEFAULT_SETTINGS, WHOLE_NUMBER_SETTINGS, setting_number
+from ..model.settings import DEFAULT_SETTINGS, setting_number
+from ..model.settings import setting_problems as settings_problems
 from ..store import parallel
 from ..store.content import SETTINGS_FILE
 from ..store.locations import DEFAULT_BASE_PATH, default_cache_dir
 from ..store.starter import BUNDLED_CONTENT
-from . import feeds, ical, manifest, paths, placement, safety, search, writer
+from . import embeds, feeds, ical, manifest, paths, placement, safety, search, views, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .pages import Pages, event_deps
@@ -446,7 +447,7 @@ class Builder:
 
     def _plan(self, model: SiteModel, pages: Pages,
               fingerprints: dict[int, bytes]) -> Iterator[Output]:
-        yield from pages.outputs()
+        yield from chain(pages.outputs(), views.outputs(pages), embeds.outputs(pages))
         yield from search.outputs(pages)
         yield from feeds.assets(pages)
         yield from feeds.media(model)
@@ -526,8 +527,7 @@ def feed_past(settings: dict) -> dt.timedelta:
 
 def setting_problems(catalog: Catalog) -> list[Problem]:
     """calendar.yaml's settings that are not allowed (the build uses their defaults)."""
-    found = [(key, problem) for key in WHOLE_NUMBER_SETTINGS
-             if (problem := setting_number(catalog.settings, key)[1])]
+    found = settings_problems(catalog.settings)
     if not found:
         return []
     path = catalog.tree.root / SETTINGS_FILE
