@@ -45,6 +45,9 @@ def make_content(root: Path) -> Path:
     for part in ("venues", "organizers", "categories", "tags", "media"):
         shutil.copytree(REPO / "content" / part, content / part)
     shutil.copy(REPO / "content" / "calendar.yaml", content / "calendar.yaml")
+    # The weeks below are drawn Monday first (the sample's en_US would start on Sunday).
+    with (content / "calendar.yaml").open("a", encoding="utf-8") as settings:
+        settings.write("week_start: monday\n")
     events = content / "events"
     events.mkdir()
     for number, (slug, title, start, end, extra) in enumerate(EVENTS, start=900):

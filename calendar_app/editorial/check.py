@@ -12,7 +12,7 @@ from ..model.findings import ERROR, WARNING, Finding, key_line, value_line
 from ..model.ids import valid_id
 from ..model.records import Record
 from ..model.resources import RESOURCES
-from ..model.settings import WHOLE_NUMBER_SETTINGS, setting_number
+from ..model.settings import setting_problems
 from ..store import yamlfile
 from .snapshot import Snapshot
 from .validate import FileResult, check_file, suggest
@@ -90,10 +90,9 @@ def _settings(snap: Snapshot, findings: list[Finding]) -> str:
                                 exc.message))
         return "UTC"
     text = snap.settings.decode("utf-8", "replace")
-    for key in WHOLE_NUMBER_SETTINGS:
-        if key in settings and (problem := setting_number(settings, key)[1]):
-            findings.append(Finding("calendar.yaml", key_line(text, key), 0, ERROR,
-                                    "bad-setting", problem))
+    for key, problem in setting_problems(settings):
+        findings.append(Finding("calendar.yaml", key_line(text, key), 0, ERROR,
+                                "bad-setting", problem))
     zone = settings.get("timezone") or "UTC"
     try:
         dates.zone(str(zone))

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from ..model.resources import RESOURCES, Field, Resource, yaml_fields
-from ..model.settings import DEFAULT_SETTINGS, PERFORMER_TYPES
+from ..model.settings import DEFAULT_SETTINGS, PERFORMER_TYPES, WEEKDAY_NAMES
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 
@@ -44,6 +44,8 @@ def calendar_schema() -> dict:
     props = {k: {"type": types[type(v)], "default": v} for k, v in DEFAULT_SETTINGS.items()}
     props["currency_position"] = {"enum": ["prefix", "postfix"], "default": "prefix"}
     props["performer_type"] = {"enum": list(PERFORMER_TYPES), "default": "Person"}
+    # Without it, the week starts on the locale's first day (docs/i18n.md).
+    props["week_start"] = {"enum": list(WEEKDAY_NAMES)}
     props["timezone"] = dict(resource_schema(RESOURCES["events"])["properties"]["timezone"],
                              default="UTC")
     return {"$schema": DRAFT, "$id": "calendar.schema.json", "title": "calendar settings",

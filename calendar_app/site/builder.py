@@ -19,7 +19,8 @@ from ..catalog.reader import Reader, open_reader
 from ..model import dates, markup
 from ..model.findings import key_line
 from ..model.records import Record
-from ..model.settings import DEFAULT_SETTINGS, WHOLE_NUMBER_SETTINGS, setting_number
+from ..model.settings import DEFAULT_SETTINGS, setting_number
+from ..model.settings import setting_problems as settings_problems
 from ..store import parallel
 from ..store.content import SETTINGS_FILE
 from ..store.locations import DEFAULT_BASE_PATH, default_cache_dir
@@ -45,6 +46,7 @@ class Options:
     out: Path = DEFAULT_OUT
     templates: Path | None = None
     base_url: str | None = None
+    locale: str | None = None  # --locale: instead of calendar.yaml's (docs/i18n.md)
     now: dt.datetime | None = None  # fixed "now" (tests); default the system clock
     cache_dir: Path | None = None
     progress: bool = True
@@ -205,7 +207,7 @@ class Builder:
         """What every output's signature includes besides its records."""
         site_tz = dates.zone(str(catalog.settings.get("timezone") or "UTC"))
         today = dates.from_utc(now.astimezone(dt.UTC).replace(tzinfo=None), site_tz).date()
-        settings = repr(sorted(catalog.settings.items()))
+        settings = repr((sorted(catalog.settings.items()), self.options.locale))
         return hashlib.blake2b(
             # The header's "Month" link is on every page: a new month rebuilds all.
             f"{BUILDER_VERSION}\0{base_url}\0{self._templates()}\0"
@@ -217,7 +219,7 @@ class Builder:
         self._last = None
         rep = BuildRepresenter(CountingCatalog(catalog),  # type: ignore[arg-type]
                                base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
-        model = SiteModel(rep.catalog, rep, now)  # type: ignore[arg-type]
+        model = SiteModel(rep.catalog, rep, now, self.options.locale)  # type: ignore[arg-type]
         model.api_rep = BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
                                          rep.rest_root)
         pages = Pages(model, self.env, base_url)
@@ -523,14 +525,13 @@ def feed_past(settings: dict) -> dt.timedelta:
 
 def setting_problems(catalog: Catalog) -> list[Problem]:
     """calendar.yaml's settings that are not allowed (the build uses their defaults)."""
-    found = [(key, problem) for key in WHOLE_NUMBER_SETTINGS
-             if (problem := setting_number(catalog.settings, key)[1])]
+    found = settings_problems(catalog.settings)
     if not found:
         return []
     path = catalog.tree.root / SETTINGS_FILE
     text = path.read_text("utf-8", "replace") if path.exists() else ""
     return [Problem(SETTINGS_FILE, key_line(text, key), f"{problem}; using "
-                    f"{DEFAULT_SETTINGS[key]}") for key, problem in found]
+                    f"{DEFAULT_SETTINGS.get(key, 'the locale’s')}") for key, problem in found]
 
 
 def _own_outputs(last: _Last, record: Record) -> set[str]:

@@ -18,9 +18,9 @@ import calendar
 import datetime as dt
 from dataclasses import dataclass, field
 
+from .i18n import Regional
 from .model import EventView, SiteModel
 
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MAX_LANES = 3
 
 
@@ -66,19 +66,20 @@ class AgendaItem:
     last: str | None  # "Dec 20", None for a one-day event
 
 
-def month_grid(model: SiteModel, first: dt.date) -> list[list[Cell]]:
-    """Weeks (Monday first) covering the month that starts on `first`."""
-    return [_week(model, week, first.month) for week in _weeks(first)]
+def month_grid(model: SiteModel, first: dt.date, week_start: int) -> list[list[Cell]]:
+    """Weeks covering the month that starts on `first`, each from `week_start` (0 is
+    Monday: i18n.week_start, from the settings or the locale)."""
+    return [_week(model, week, first.month) for week in _weeks(first, week_start)]
 
 
-def grid_days(first: dt.date) -> tuple[dt.date, dt.date]:
+def grid_days(first: dt.date, week_start: int) -> tuple[dt.date, dt.date]:
     """The first and last day the grid of the month starting on `first` shows."""
-    weeks = _weeks(first)
+    weeks = _weeks(first, week_start)
     return weeks[0][0], weeks[-1][-1]
 
 
-def _weeks(first: dt.date) -> list[list[dt.date]]:
-    return calendar.Calendar(firstweekday=0).monthdatescalendar(first.year, first.month)
+def _weeks(first: dt.date, week_start: int) -> list[list[dt.date]]:
+    return calendar.Calendar(week_start).monthdatescalendar(first.year, first.month)
 
 
 def _week(model: SiteModel, days: list[dt.date], month: int) -> list[Cell]:
@@ -124,18 +125,17 @@ def month_agenda(model: SiteModel, first: dt.date) -> list[AgendaItem]:
     days = (add_months(first, 1) - first).days
     found = {e.id: e for i in range(days)
              for e in model.by_day.get(first + dt.timedelta(days=i), ())}
-    return [AgendaItem(e, *day_span(e))
+    return [AgendaItem(e, *day_span(e, model.regional))
             for e in sorted(found.values(), key=lambda e: (e.start_utc, e.end_utc, e.id))]
 
 
-def day_span(event: EventView) -> tuple[str, str | None]:
+def day_span(event: EventView, regional: Regional) -> tuple[str, str | None]:
     """("Dec 12", "Dec 20"), years named when they differ; ("Sat, Dec 5", None)."""
     start, end = event.first_day, event.last_day
     if start == end:
-        return f"{start:%a, %b} {start.day}", None
-    if start.year != end.year:
-        return f"{start:%b} {start.day}, {start.year}", f"{end:%b} {end.day}, {end.year}"
-    return f"{start:%b} {start.day}", f"{end:%b} {end.day}"
+        return regional.short_date(start), None
+    years = start.year != end.year
+    return regional.day_month(start, years), regional.day_month(end, years)
 
 
 def add_months(first: dt.date, months: int) -> dt.date:
