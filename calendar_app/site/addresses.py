@@ -59,13 +59,13 @@ def country_code(country: object, default: str | None = None) -> str | None:
 
 def postal_lines(street: str, city: str, region: str, postcode: str,
                  country_code: str | None) -> list[str]:
-    """The lines of an address below the name, without the country's."""
+    """The lines of an address below the name, without the country's. A part the
+    country's format has no place for (a German state) is kept, on a line of its own."""
     values = {"A": street, "C": city, "S": region, "Z": postcode}
-    lines = []
-    for template in FORMATS.get(country_code or "", DEFAULT_FORMAT).split("%n"):
-        line = _line(template, values)
-        if line:
-            lines.append(line)
+    form = FORMATS.get(country_code or "", DEFAULT_FORMAT)
+    lines = [line for template in form.split("%n") if (line := _line(template, values))]
+    lines += [value.strip() for key, value in values.items()
+              if f"%{key}" not in form and value.strip()]
     return lines
 
 

@@ -61,7 +61,7 @@ def _locale(tag: str):
 
 def languages() -> list[str]:
     """The catalogs this package has (folder names under locales/)."""
-    return sorted(p.parent.name for p in LOCALES.glob("*/LC_MESSAGES/messages.po"))
+    return sorted(p.parent.parent.name for p in LOCALES.glob("*/LC_MESSAGES/messages.po"))
 
 
 @lru_cache(maxsize=16)
@@ -94,9 +94,14 @@ class Regional:
         # BCP 47, for <html lang> and the browser's Intl formats.
         self.lang = self.tag.replace("_", "-")
         self.dir = "rtl" if self.locale.text_direction == "rtl" else "ltr"
+        # Arrows to the previous and next month or day: backwards is to the right in
+        # a right-to-left language.
+        self.back, self.forward = ("\u2192", "\u2190") if self.dir == "rtl" else ("\u2190",
+                                                                                 "\u2192")
         self.english = self.locale.language == SOURCE_LANGUAGE
         self._days: dict[tuple[str, dt.date], str] = {}
         self._times: dict[tuple[int, int], str] = {}
+        self._zones: dict[str, str] = {}
 
     def gettext(self, message: str) -> str:
         return self.translations.gettext(message)
@@ -170,12 +175,16 @@ class Regional:
         from . import zonenames
         if self.english:
             return zonenames.zone_name(tzname, year)
-        from babel.dates import get_timezone, get_timezone_name
-        try:
-            return get_timezone_name(get_timezone(tzname), "long", locale=self.locale,
-                                     zone_variant="generic")
-        except LookupError:
-            return zonenames.zone_name(tzname, year)
+        found = self._zones.get(tzname)
+        if found is None:
+            from babel.dates import get_timezone, get_timezone_name
+            try:
+                found = get_timezone_name(get_timezone(tzname), "long", locale=self.locale,
+                                          zone_variant="generic")
+            except LookupError:
+                found = zonenames.zone_name(tzname, year)
+            self._zones[tzname] = found
+        return found
 
     # -- numbers -------------------------------------------------------------------
     def cost(self, stored: object, code: str, symbol: str, position: str,

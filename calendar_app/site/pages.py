@@ -122,6 +122,7 @@ class Pages:
         # Markup: a path of "../", never escaped (a dozen times a page).
         root = Markup(context.get("absolute_root") or paths.root_of(path))
         return tpl.render(site=self.site, lang=self.regional.lang, dir=self.regional.dir,
+                          back=self.regional.back, forward=self.regional.forward,
                           page_path=path, root=root,
                           this_month=self.this_month, **self.item_helpers,
                           **context).encode("utf-8")
