@@ -63,7 +63,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           "USERS_FILE": str(args.users or default_users_file()),
                           "SYNC_REMOTE": args.remote, "SYNC_BRANCH": args.branch,
                           "SYNC_WEBHOOK_SECRET": args.webhook_secret,
-                          "SYNC_POLL": args.poll, "SYNC_PUSH": args.push})
+                          "SYNC_POLL": args.poll, "SYNC_PUSH": args.push,
+                          # The site's links and feeds point here (SITE_URL wins).
+                          "LOCAL_URL": f"http://{args.host}:{args.port}/"})
     except SyncError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -77,7 +79,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"Shared repository: {sync.remote} ({args.remote}), branch {sync.branch}; "
               f"pushes: {args.push}, polling: {polling}")
     calendar.ensure_started()  # now, not at the first request: push what a crash left
-    print(f"Serving at http://{args.host}:{args.port}/wp-json/tribe/events/v1/")
+    print(f"Calendar website at http://{args.host}:{args.port}/ (built in the background)")
+    print(f"Interface at http://{args.host}:{args.port}/wp-json/tribe/events/v1/")
     print("Press Ctrl-C to stop.", flush=True)
     run_simple(args.host, args.port, app, threaded=True, use_reloader=False)
     return 0

@@ -11,6 +11,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from .catalog.catalog import Catalog
 from .catalog.index import CalendarIndex
@@ -30,6 +31,15 @@ from .sync.sync import RemoteSync
 log = logging.getLogger(__name__)
 
 
+class Follower(Protocol):
+    """Something kept in step with the catalog from a thread of the serving process
+    (the served site, `site/live.py`)."""
+
+    def on_catalog_change(self, paths: set[str], origin: str) -> None: ...
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
 @dataclass
 class Calendar:
     tree: ContentTree
@@ -44,6 +54,7 @@ class Calendar:
     watch: bool = False  # follow the tree with watchdog once serving
     watcher: Watcher | None = None
     remote_sync: RemoteSync | None = None  # when serving a clone of a shared remote
+    followers: list[Follower] = field(default_factory=list)  # subscribe_follower
     _pid: int = 0
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
     loaded_in: int = field(default_factory=os.getpid)  # the process that loaded it
@@ -65,6 +76,8 @@ class Calendar:
                 self.catalog.resync()
             if self.remote_sync is not None:
                 self.remote_sync.start()
+            for follower in self.followers:
+                follower.start()
 
     def after_fork(self) -> None:
         """In a worker forked from the process that loaded the calendar (gunicorn's
@@ -83,6 +96,8 @@ class Calendar:
         self.journal.catch_up()
 
     def close(self) -> None:
+        for follower in self.followers:
+            follower.stop()
         if self.remote_sync is not None:
             self.remote_sync.stop()
         if self.watcher is not None:
@@ -142,6 +157,8 @@ def subscribe(tree: ContentTree, catalog: Catalog, index: CalendarIndex, journal
       lock held): the catalog re-reads them and the journal announces them, so they
       are in every worker before the exchange lets go of the lock.
     - `service.committed` (a commit made, the lock held): the sync pushes it.
+    - `catalog.listeners` again, for followers (`subscribe_follower`): the served
+      site rebuilds the pages showing those paths.
     The file watcher (`watcher.follow_catalog`, started by `Calendar.ensure_started`
     in the serving process) feeds edits on disk into `catalog.refresh`.
     """
@@ -151,3 +168,10 @@ def subscribe(tree: ContentTree, catalog: Catalog, index: CalendarIndex, journal
     if remote_sync is not None:
         remote_sync.integrated_hooks += [catalog.refresh, journal.announce]
         service.committed.append(remote_sync.on_commit)
+
+
+def subscribe_follower(calendar: Calendar, follower: Follower) -> None:
+    """`follower` hears of every new catalog version (ours, other workers' through the
+    journal, edits on disk through the watcher) and runs while the calendar serves."""
+    calendar.catalog.listeners.append(follower.on_catalog_change)
+    calendar.followers.append(follower)

@@ -90,9 +90,12 @@ def start_gunicorn(content: Path, users_file: Path, cache: Path, port: int, work
                    log: Path | None = None, extra: tuple[str, ...] = (),
                    env: dict[str, str] | None = None) -> subprocess.Popen:
     """A calendar server under gunicorn with the production configuration (README) over
-    `content`, in its own session (stop it with `stop_process`); `env` adds settings."""
+    `content`, in its own session (stop it with `stop_process`); `env` adds settings.
+    The website at `/` is left out (CALENDAR_SITE=0) unless `env` asks for it: building
+    it costs these tests CPU and none of them looks at it."""
     full = dict(os.environ, CALENDAR_CONTENT=str(content), CALENDAR_USERS=str(users_file),
-                CALENDAR_CACHE=str(cache), PYTHONPATH=str(REPO_ROOT), **(env or {}))
+                CALENDAR_CACHE=str(cache), PYTHONPATH=str(REPO_ROOT), CALENDAR_SITE="0")
+    full.update(env or {})
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115  (the child keeps it)
     return subprocess.Popen(
         [str(Path(sys.executable).parent / "gunicorn"), "-c", "python:calendar_app.http.gunicorn_conf",

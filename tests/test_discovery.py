@@ -30,7 +30,9 @@ DEFAULTS = {"per_page": 10, "start_date": "2026-11-20 23:59:00",
 
 # Writable fields of ours that the plugin does not accept (documented on top of its list).
 OUR_EXTRA_ARGS = {
-    "events": {"online_url", "performer", "recurrence"},  # recurrence: docs/recurring-events.md
+    # recurrence: docs/recurring-events.md; event status: docs/content-format.md
+    "events": {"online_url", "performer", "recurrence", "event_status", "event_status_reason",
+               "previous_start_date"},
     "venues": {"slug", "excerpt", "geo_lat", "geo_lng"},
     "organizers": {"slug", "excerpt"},
 }
@@ -285,7 +287,8 @@ def test_doc_schemas(doc: dict, doc_ref: dict) -> None:
     for name, schema in ref.items():
         assert list(mine[name]) == ["type", "properties"]
         names = list(mine[name]["properties"])
-        ours = ["online_url", "performer"] if name == "Event" else []  # set only when set
+        ours = ["online_url", "performer", "event_status", "event_status_reason",
+                "previous_start_date"] if name == "Event" else []  # set only when set
         assert names == list(schema["properties"]) + ours, name
     assert mine["Event"]["properties"]["performer"]["items"] == {"type": "string"}
     for name in ("ImageSize", "CostDetails", "Term", "Image", "DateDetails"):

@@ -94,7 +94,9 @@ def test_work_tree_status_changes_and_problems(tmp_path: Path, capsys) -> None:
     assert main(["diff", "HEAD", "--content", str(content)]) == 0  # HEAD vs the work tree
     md = capsys.readouterr().out
     assert "→ work tree" in md.splitlines()[0]
-    assert "#### Cancelled (trashed) (1)" in md
+    # Trashing removes an event; "Cancelled" is kept for its event status.
+    assert "#### Removed (moved to the trash) (1)" in md
+    assert "Cancelled" not in md
     assert "The Blue Lantern → Magnolia Arts Center" in md
     assert "#### Content problems introduced (1)" in md
     assert "unknown key 'tagz' (did you mean 'tags'?)" in md
@@ -112,3 +114,29 @@ def test_merge_base_syntax_and_no_changes(changed: Path, capsys) -> None:
     assert doc["tags"]["removed"] == []  # main's later commit is not part of the PR
     assert main(["diff", "pr", "pr", "--content", str(changed)]) == 0
     assert "No calendar changes." in capsys.readouterr().out
+
+
+def test_event_status_changes_are_listed_with_their_reason(tmp_path: Path, capsys) -> None:
+    content = make_repo(tmp_path)
+    april = content / "events/2027/jazz-night-april-2027.yaml"
+    edit(april, "status: publish", "status: publish\nevent_status: canceled\n"
+                                   "event_status_reason: The band is ill")
+    fair = content / "events/2027/holiday-craft-fair-2027.yaml"
+    text = fair.read_text()
+    fair.write_text(text + "event_status: postponed\n")
+    assert main(["diff", "HEAD", "--content", str(content)]) == 0
+    md = capsys.readouterr().out
+    assert "#### Cancelled (1)" in md
+    line = next(x for x in md.splitlines() if x.startswith("- **Jazz Night"))
+    assert ": cancelled on 2027-04-" in line and line.endswith("— The band is ill")
+    assert "#### Postponed (1)" in md and "postponed on " in md
+    assert "Removed (moved to the trash)" not in md
+    assert "event_status" not in md  # not also listed as a changed field
+    assert main(["diff", "HEAD", "--content", str(content), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["events"]["cancelled"][0]["reason"] == "The band is ill"
+    assert doc["events"]["trashed"] == [] and doc["events"]["changed"] == []
+    git(content.parent, "commit", "-qam", "cancel")
+    edit(april, "event_status: canceled", "event_status: scheduled")
+    assert main(["diff", "HEAD", "--content", str(content)]) == 0
+    assert "#### Scheduled again (1)" in capsys.readouterr().out

@@ -19,12 +19,12 @@ from babel.messages.pofile import read_po
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calendar_app.model.resources import RESOURCES
+from calendar_app.model.resources import EVENT_STATUS_LABELS, RESOURCES
 from calendar_app.model.settings import setting_problems
 from calendar_app.site import Options, build
 from calendar_app.site.addresses import country_code, postal_lines
 from calendar_app.site.i18n import LOCALES, Regional, languages, week_start
-from calendar_app.site.pages import RESOURCE_LABELS
+from calendar_app.site.pages import RESOURCE_LABELS, STATUS_LABELS
 
 REPO = Path(__file__).resolve().parent.parent
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
@@ -167,8 +167,9 @@ def test_the_check_fails_on_an_untranslated_message(tmp_path: Path) -> None:
     assert entry is not None and entry.string == ""
 
 
-def test_every_kind_of_record_has_a_translatable_name() -> None:
+def test_every_kind_of_record_and_status_has_a_translatable_name() -> None:
     assert {r.label for r in RESOURCES.values()} <= RESOURCE_LABELS
+    assert set(EVENT_STATUS_LABELS) - {"Scheduled"} <= STATUS_LABELS  # scheduled: no label
 
 
 def test_a_fresh_process_reads_the_catalogs_without_a_compile_step() -> None:

@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 import icalendar
 import pytest
+from ical_strict import check_feed
 
 from calendar_app.site import Options, build
 
@@ -38,6 +39,7 @@ PAGES = {
     "event": "event/holiday-messiah-sing-along-2026/index.html",
     "event in another zone, in CAD": "event/northbound-shorts-toronto-2027/index.html",
     "multi-day event": "event/winter-lights-festival-2027/index.html",
+    "canceled event (its label and reason)": "event/family-film-matinee-december-2026/index.html",
     "occurrence of a recurring event": "event/beginners-pottery-class-2027/2027-04-13/index.html",
     "venue": "venue/magnolia-arts-center/index.html",
     "organizer": "organizer/inland-chamber-players/index.html",
@@ -52,6 +54,12 @@ OPTIONAL = {"search": "search/index.html"}
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("quality")
     shutil.copytree(REPO / "content", tmp / "content")
+    # An event status on one December event: its label shows on its page, the list,
+    # the month grid (checked above) and its day.
+    matinee = tmp / "content/events/2026/family-film-matinee-december-2026.yaml"
+    matinee.write_text(matinee.read_text().replace(
+        "status: publish\n", "status: publish\nevent_status: canceled\n"
+        "event_status_reason: The projector is broken\n", 1))
     report = build(Options(content=tmp / "content", out=tmp / "public", now=NOW,
                            base_url=BASE_URL, cache_dir=tmp / "cache", progress=False))
     assert report.written and not report.problems
@@ -203,8 +211,10 @@ def test_every_internal_link_and_fragment_resolves(site: Path) -> None:
 def test_every_ics_parses(site: Path) -> None:
     feeds = sorted(site.rglob("*.ics"))
     assert len(feeds) > 50
+    # The sample's endless series are described up to the recurrence horizon (730 days).
+    endless_until = dt.datetime(NOW.year + 2, 12, 31, 23, 59)
     for feed in feeds:
-        calendar = icalendar.Calendar.from_ical(feed.read_bytes())
+        calendar = check_feed(feed.read_bytes(), endless_until, str(feed))
         assert calendar.name == "VCALENDAR", feed
         for event in calendar.walk("VEVENT"):
             assert event.get("UID") and event.get("DTSTART") and event.get("SUMMARY"), feed

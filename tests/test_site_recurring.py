@@ -238,3 +238,38 @@ def test_rule_edits_under_a_running_builder_match_a_full_build(tmp_path: Path) -
         assert "Sketch Club</h1>" in read(out, f"event/{SLUG}/2027-05-13/index.html")
     finally:
         builder.close()
+
+
+def test_an_occurrence_page_offers_this_date_alone_and_the_series(site: Path) -> None:
+    html = read(site, f"event/{SLUG}/2027-02-19/index.html")
+    assert ('<a class="button" href="event.ics" download>Download .ics: this date</a>'
+            in html)
+    assert (f'<a class="button" href="../../../event/{SLUG}/event.ics" download>'
+            "Download .ics: all dates</a>") in html
+    one = icalendar.Calendar.from_ical((site / f"event/{SLUG}/2027-02-19/event.ics").read_bytes())
+    (vevent,) = one.walk("VEVENT")
+    assert str(vevent["SUMMARY"]) == "Sketch Club (Friday session)"
+    assert vevent["DTSTART"].dt.isoformat() == "2027-02-19T17:30:00-08:00"
+    # Its own UID (the occurrence's id), no rule: a calendar app keeps it apart from
+    # the series a reader may have added too.
+    assert not {"RRULE", "RDATE", "EXDATE", "RECURRENCE-ID"} & set(vevent)
+    series = icalendar.Calendar.from_ical((site / f"event/{SLUG}/event.ics").read_bytes())
+    assert str(vevent["UID"]) not in {str(e["UID"]) for e in series.walk("VEVENT")}
+    # A single event's page keeps its one button.
+    single = read(site, "event/jazz-night-april-2027/index.html")
+    assert "Download .ics</a>" in single and "this date" not in single
+
+
+def test_lists_and_the_grid_mark_repeating_dates(site: Path) -> None:
+    mark = '<span class="recurring-mark" title="Repeating event">'
+    upcoming = "".join(p.read_text(encoding="utf-8")
+                       for p in (site / "venue/the-blue-lantern").rglob("index.html"))
+    item = upcoming.split(f"event/{SLUG}/2027-02-04/index.html", 1)[1].split("</h", 1)[0]
+    assert mark in item
+    february = read(site, "events/month/2027-02/index.html")
+    chip = february.split(f"event/{SLUG}/2027-02-04/index.html", 1)[1].split("</li>", 1)[0]
+    assert mark in chip and "(repeating event)" in chip
+    # A single event carries none.
+    april = read(site, "events/month/2027-04/index.html")
+    chip = april.split("event/jazz-night-april-2027/index.html", 1)[1].split("</li>", 1)[0]
+    assert mark not in chip

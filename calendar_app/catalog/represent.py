@@ -186,9 +186,11 @@ class Representer:
             "custom_fields": [],
         }
         # Fields of ours the plugin lacks: only when set, so other events keep its shape.
-        for name in ("online_url", "performer"):
+        for name in ("online_url", "performer", "event_status", "event_status_reason"):
             if record.get(name):
                 body[name] = record.data[name]
+        if record.get("previous_start_date") is not None:
+            body["previous_start_date"] = dates.fmt(record.data["previous_start_date"])
         if record.data.get("recurrence"):
             body.update(self._recurring(record))
         if single:
@@ -359,12 +361,16 @@ class Representer:
         ld.update({
             "url": self.url(record),
             "eventAttendanceMode": f"https://schema.org/{mode}EventAttendanceMode",
-            "eventStatus": "https://schema.org/EventScheduled",
+            "eventStatus": _schema_status(record),
             "startDate": (start.date().isoformat() if body["all_day"]
                           else dates.offset_iso(start, zone)),
             "endDate": (end.date().isoformat() if body["all_day"]
                         else dates.offset_iso(end, zone)),
         })
+        moved = record.get("previous_start_date")
+        if moved is not None:
+            ld["previousStartDate"] = (moved.date().isoformat() if body["all_day"]
+                                       else dates.offset_iso(moved, zone))
         places = [self._place_ld(venues[0])] if venues else []
         if online:
             places.append({"@type": "VirtualLocation", "url": online})
@@ -415,6 +421,19 @@ class Representer:
             "validFrom": dates.offset_iso(self.published(record, site_zone).replace(
                 hour=0, minute=0, second=0), site_zone)})
         return offer
+
+
+def _schema_status(record: Record) -> str:
+    """schema.org's eventStatus: the plugin's Event Status; a scheduled event that names
+    its previous start date was moved (EventRescheduled, as Google reads it)."""
+    status = record.get("event_status") or "scheduled"
+    if status == "canceled":
+        return "https://schema.org/EventCancelled"
+    if status == "postponed":
+        return "https://schema.org/EventPostponed"
+    if record.get("previous_start_date") is not None:
+        return "https://schema.org/EventRescheduled"
+    return "https://schema.org/EventScheduled"
 
 
 def _one_or_list(items: list[dict]) -> dict | list[dict]:

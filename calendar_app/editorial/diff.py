@@ -80,7 +80,7 @@ def _events(old_ids: dict[int, Record], new_ids: dict[int, Record], old: TreeRes
             new: TreeResult) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {k: [] for k in (
         "added", "removed", "rescheduled", "moved", "published", "unpublished",
-        "cancelled", "changed")}
+        "trashed", "cancelled", "postponed", "reinstated", "changed")}
 
     def item(r: Record, tree: TreeResult, by_id: dict[int, Record], **extra) -> dict:
         return {"id": r.id, "title": r.name, "path": r.path,
@@ -96,18 +96,22 @@ def _events(old_ids: dict[int, Record], new_ids: dict[int, Record], old: TreeRes
             continue
         if was.status != r.status:
             if r.status == "trash":
-                out["cancelled"].append(item(r, new, new_ids, was=was.status))
+                out["trashed"].append(item(r, new, new_ids, was=was.status))
             elif r.status in _PUBLIC and was.status not in _PUBLIC:
                 out["published"].append(item(r, new, new_ids, was=was.status))
             elif was.status in _PUBLIC and r.status not in _PUBLIC:
                 out["unpublished"].append(item(r, new, new_ids, now=r.status))
         if any(was.data.get(k) != r.data.get(k) for k in _SCHEDULE):
             out["rescheduled"].append(item(r, new, new_ids, before=when(was, old.site_zone)))
+        status = _status_change(was, r)
+        if status:
+            out[status].append(item(r, new, new_ids,
+                                    reason=r.data.get("event_status_reason") or ""))
         if was.data.get("venue") != r.data.get("venue"):
             out["moved"].append(item(r, new, new_ids,
                                      from_venue=_name(old_ids, "venues", was.data.get("venue"))))
-        fields = [k for k in {*was.data, *r.data} if k not in (*_SCHEDULE, "venue", "status",
-                                                                "modified")
+        fields = [k for k in {*was.data, *r.data} if k not in (*_SCHEDULE, *_EVENT_STATUS,
+                                                                "venue", "status", "modified")
                   and was.data.get(k) != r.data.get(k)]
         if fields:
             out["changed"].append(item(r, new, new_ids, fields=sorted(fields),
@@ -118,6 +122,19 @@ def _events(old_ids: dict[int, Record], new_ids: dict[int, Record], old: TreeRes
     for items in out.values():
         items.sort(key=lambda i: (i["when"], i["title"]))
     return out
+
+
+_EVENT_STATUS = ("event_status", "event_status_reason")
+# A new event status -> its heading's key; "scheduled" after another one reinstates.
+_STATUS_KEYS = {"canceled": "cancelled", "postponed": "postponed", "scheduled": "reinstated"}
+
+
+def _status_change(was: Record, r: Record) -> str:
+    """The key of an event whose event status (the plugin's Event Status) changed, else
+    "". No status is "scheduled": setting it on a scheduled event says nothing new."""
+    before = was.data.get("event_status") or "scheduled"
+    now = r.data.get("event_status") or "scheduled"
+    return _STATUS_KEYS[now] if now != before and now in _STATUS_KEYS else ""
 
 
 def _settings(tree: TreeResult) -> dict:
@@ -200,7 +217,9 @@ def render_json(summary: Summary) -> str:
 _EVENT_HEADINGS = {
     "added": "Added", "removed": "Removed", "rescheduled": "Rescheduled",
     "moved": "Moved to another venue", "published": "Published",
-    "unpublished": "Unpublished", "cancelled": "Cancelled (trashed)", "changed": "Changed",
+    "unpublished": "Unpublished", "trashed": "Removed (moved to the trash)",
+    "cancelled": "Cancelled", "postponed": "Postponed", "reinstated": "Scheduled again",
+    "changed": "Changed",
     "repetition": "Repetition changed",
 }
 
@@ -225,7 +244,11 @@ def _events_md(events: dict[str, list[dict]]) -> list[str]:
                 lines.append(f"- {title}{renamed}: {', '.join(i['fields'])}")
             elif key == "repetition":
                 lines.append(f"- {title}: {'; '.join(i['notes'])}")
-            elif key in ("published", "unpublished", "cancelled"):
+            elif key in ("cancelled", "postponed", "reinstated"):
+                word = {"cancelled": "cancelled", "postponed": "postponed"}.get(key, "back")
+                reason = f" — {_md(i['reason'])}" if i.get("reason") else ""
+                lines.append(f"- {title}: {word} on {i['when']}{at}{reason}")
+            elif key in ("published", "unpublished", "trashed"):
                 status = i.get("was") or i.get("now")
                 lines.append(f"- {title}, {i['when']}{at} ({status})")
             else:

@@ -172,6 +172,9 @@ def _check_event(record: Record, site_zone: str, c: _Collector) -> None:
             elif _ambiguous(local, tz):
                 c.add(WARNING, "dst-ambiguous", f"{key} {dates.fmt(local)} happens twice in "
                       f"{name} (clocks go back); the first one is used", key=key)
+    if data.get("event_status_reason") and data.get("event_status") in (None, "scheduled"):
+        c.add(WARNING, "status-reason-unused", "event_status_reason is shown only with "
+              "event_status: canceled or postponed", key="event_status_reason")
     if not data.get("venue") and not data.get("online_url") and record.status != "trash":
         c.add(WARNING, "no-venue", "event has neither a venue nor an online_url", line=1)
 

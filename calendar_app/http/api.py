@@ -542,7 +542,8 @@ def _common_headers(response: Response) -> Response:
     own_links = response.headers.get("Link")
     response.headers["Link"] = f'<{site_url().rstrip("/")}/wp-json/>; rel="https://api.w.org/"' + (
         f", {own_links}" if own_links else "")
-    response.headers["X-Robots-Tag"] = "noindex"
+    if request.blueprint != "site_files":  # the website is for search engines
+        response.headers["X-Robots-Tag"] = "noindex"
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Access-Control-Expose-Headers"] = "X-WP-Total, X-WP-TotalPages, Link"
     response.headers["Access-Control-Allow-Headers"] = (

@@ -11,7 +11,7 @@ from ..store.locations import DEFAULT_BASE_PATH, default_users_file
 from ..store.starter import ensure_demo
 from ..sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT
 from ..sync.settings import NETWORK_TIMEOUT, SyncSettings, seconds
-from ..wiring import open_calendar
+from ..wiring import Calendar, open_calendar, subscribe_follower
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -24,7 +24,11 @@ def create_app(config: dict | None = None) -> Flask:
     off), SYNC_PUSH ("wait" or "queue"), SYNC_TIMEOUT (seconds for the network calls of
     one exchange, below the worker timeout); see docs/deployment.md. With a remote, new ids
     come from blocks of ID_BLOCK (100) ids leased there (idlease.py), so instances never
-    share one; ID_LEASE_TIMEOUT (10) bounds in seconds each lease's talk with the remote."""
+    share one; ID_LEASE_TIMEOUT (10) bounds in seconds each lease's talk with the remote.
+    SITE (default on unless TESTING): serve the calendar's website at `/`, built into
+    CACHE_DIR/site and kept in step with every change (site/live.py); its address is
+    SITE_URL, else LOCAL_URL (the address `serve` listens at), else calendar.yaml's
+    `url`."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -42,6 +46,7 @@ def create_app(config: dict | None = None) -> Flask:
         SYNC_TIMEOUT=NETWORK_TIMEOUT,
         ID_BLOCK=DEFAULT_BLOCK,
         ID_LEASE_TIMEOUT=LEASE_TIMEOUT,
+        LOCAL_URL=None,
     )
     app.config.update(config or {})
     users_file = Path(app.config["USERS_FILE"] or default_users_file())
@@ -82,4 +87,18 @@ def create_app(config: dict | None = None) -> Flask:
     from . import api
 
     api.install(app)
+    serve_site = app.config.get("SITE")
+    if not testing if serve_site is None else bool(serve_site):
+        _install_site(app, calendar)
     return app
+
+
+def _install_site(app: Flask, calendar: Calendar) -> None:
+    from ..site.live import LiveSite
+    from . import site_files
+
+    site = LiveSite(calendar.tree.root, calendar.cache_dir,
+                    app.config["SITE_URL"] or app.config["LOCAL_URL"], app.config["NOW"],
+                    catch_up=calendar.journal.catch_up)
+    subscribe_follower(calendar, site)
+    site_files.install(app, site)

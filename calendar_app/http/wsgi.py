@@ -8,6 +8,7 @@ CALENDAR_CONTENT is then required, cloned into when empty), CALENDAR_BRANCH (mai
 CALENDAR_WEBHOOK_SECRET, CALENDAR_POLL (seconds), CALENDAR_PUSH (wait or queue),
 CALENDAR_SYNC_TIMEOUT (seconds, 10), CALENDAR_ID_BLOCK (ids leased at a time, 100),
 CALENDAR_ID_LEASE_TIMEOUT (seconds for one lease's fetch and push, 10).
+CALENDAR_SITE=0 serves the interface alone, without the website at `/`.
 """
 
 import os
@@ -32,4 +33,5 @@ app = create_app({
     "SYNC_TIMEOUT": os.environ.get("CALENDAR_SYNC_TIMEOUT") or NETWORK_TIMEOUT,
     "ID_BLOCK": int(os.environ.get("CALENDAR_ID_BLOCK") or 100),
     "ID_LEASE_TIMEOUT": os.environ.get("CALENDAR_ID_LEASE_TIMEOUT") or NETWORK_TIMEOUT,
+    "SITE": os.environ.get("CALENDAR_SITE", "1") != "0",
 })

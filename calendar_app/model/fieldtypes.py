@@ -14,6 +14,7 @@ Adding a type: a class here and its entry in `TYPES`, then its use in resources.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
 import zoneinfo
 from collections.abc import Mapping
@@ -237,15 +238,24 @@ def _as_datetime(value: object, key: str) -> dt.datetime:
 @dataclass(frozen=True)
 class Choice(FieldType):
     """One of `values`. `write_default`: files say it even when it is the default (a
-    record's status: whether it is published shows in its file)."""
+    record's status: whether it is published shows in its file). `labels`: what pages
+    and feeds call each value, in the order of `values` (else the value itself)."""
 
     values: tuple[str, ...]
     write_default: bool = False
+    labels: tuple[str, ...] = ()
     control = "select"
+
+    def label(self, value: str) -> str:
+        return dict(zip(self.values, self.labels)).get(value, value)
 
     def from_file(self, value: object, key: str) -> object:
         if value not in self.values:
-            raise RecordError(f"{key}: {value!r} is not one of {', '.join(self.values)}", key)
+            # British "cancelled" for the plugin's "canceled", and other near misses.
+            close = difflib.get_close_matches(str(value), self.values, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise RecordError(f"{key}: {value!r} is not one of {', '.join(self.values)}"
+                              f"{hint}", key)
         return value
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:

@@ -40,6 +40,9 @@ from .fieldtypes import (
 from .ids import MAX_ID
 
 STATUSES = ("publish", "future", "draft", "pending", "private", "trash")
+# The plugin's Event Status (free since The Events Calendar 5.11), values and labels.
+EVENT_STATUSES = ("scheduled", "canceled", "postponed")
+EVENT_STATUS_LABELS = ("Scheduled", "Canceled", "Postponed")
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,12 @@ EVENTS = Resource(
               default=False),
         Field("show_map", Boolean(), "whether the event shows a map", default=False),
         Field("show_map_link", Boolean(), "whether the event shows a map link", default=False),
+        Field("event_status", Choice(EVENT_STATUSES, labels=EVENT_STATUS_LABELS),
+              "whether the event takes place as planned: scheduled, canceled or postponed"),
+        Field("event_status_reason", String(trim=True), "why the event is canceled or "
+              "postponed, shown beside its status"),
+        Field("previous_start_date", DateTime(site_zone=True), "the start date the event "
+              "had before it was moved (schema.org previousStartDate)"),
     )
     + _text("event")
     + _RECURRENCE_FIELDS,

@@ -490,18 +490,20 @@ class Builder:
             # A series is one VEVENT with its rule, there while any of its dates is.
             events = _series([e for e in events if e.end_utc >= since])
             return Output(path, deps(events), f"ics {host} {name} {[e.id for e in events]}",
-                          lambda: ical.feed(events, name, vevent, model.site_tz, refresh),
-                          kind="ics-feed")
+                          lambda: ical.feed(events, name, vevent, model.site_tz, refresh,
+                                            model.horizon_year), kind="ics-feed")
 
         def own(event: EventView) -> Output:
             # Named after the event: its title is read when rendering (the view may have
             # been updated since, Builder._fast_plan); the event is among the deps.
             return Output(event.ics_path, event_deps(model, event), f"ics {host} {title}",
                           lambda: ical.feed([event], f"{title}: {event.title_text}", vevent,
-                                            model.site_tz), kind="ics")
+                                            model.site_tz, None, model.horizon_year), kind="ics")
 
         for event in model.events:
             yield own(event)
+        yield from feeds.date_ics(pages, host, title)
+        yield from feeds.period_ics(pages, host, title, vevent)
         # Every feed keeps the events of its last feed_past_days days: a subscriber's
         # calendar app drops what a feed no longer holds, yesterday's concert included.
         yield output(paths.ALL_ICS, model.listed, title)

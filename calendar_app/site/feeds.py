@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..model import dates, markup
-from . import paths
+from . import ical, paths
 from .model import EventView, SiteModel
-from .pages import Pages, media_stamp
+from .pages import Pages, event_deps, media_stamp
 from .plan import Output, ids
 from .render import STATIC_PREFIX, static_bytes, static_files
 
 ATOM_ENTRIES = 50
+# A month's or a day's events, a one-off export: not `calendar.ics`, which every
+# folder uses for a feed to subscribe to.
+PERIOD_ICS = "events.ics"
 
 
 def _stamp(moment: dt.datetime, zone_name: str) -> str:
@@ -101,3 +104,50 @@ def media(model: SiteModel) -> Iterator[Output]:
             continue  # only regular files in media/: never what a symlink points at
         yield Output(str(image), (), f"media {media_stamp(model, image)}",
                      lambda source=source: source.read_bytes(), kind="media")
+
+
+def date_ics(pages: Pages, host: str, title: str) -> Iterator[Output]:
+    """Each date of a series as an .ics of its own, in its page's folder: its page
+    offers this date alone beside the whole series (the series' .ics)."""
+    model = pages.model
+
+    def one(event: EventView) -> Output:
+        url = pages.base_url + paths.folder(event.path)
+        return Output(event.date_ics_path, event_deps(model, event), f"ics-date {host} {title}",
+                      lambda: ical.feed([event], f"{title}: {event.title_text}",
+                                        lambda e: ical.vevent(e, model, host, url, alone=True),
+                                        model.site_tz), kind="ics")
+
+    for found in model.occurrences.values():
+        yield from map(one, found)
+
+
+def period_ics(pages: Pages, host: str, title: str,
+               vevent: Callable[[EventView], bytes]) -> Iterator[Output]:
+    """A month's and a day's events as an .ics beside their page (the plugin's "Export
+    .ics file" of those views, and what their `?ical=1` answers when served): every
+    event of the period whatever the feeds' window, a repeating event's dates each
+    alone (a series' rule would add dates outside the period)."""
+    model = pages.model
+
+    def one(event: EventView) -> bytes:
+        if event.series is None:
+            return vevent(event)
+        url = pages.base_url + paths.folder(event.path)
+        return ical.vevent(event, model, host, url, alone=True)
+
+    def output(page: str, events: list[EventView], name: str) -> Output:
+        return Output(paths.folder(page) + PERIOD_ICS,
+                      tuple(d for e in events for d in event_deps(model, e)),
+                      f"ics-period {host} {name} {[e.id for e in events]}",
+                      lambda: ical.feed(events, name, one, model.site_tz), kind="ics-feed")
+
+    months: dict[dt.date, dict[int, EventView]] = {}
+    for day in model.event_days:
+        events = model.by_day[day]
+        yield output(paths.day(day), events, f"{title}: {day.isoformat()}")
+        first = day.replace(day=1)
+        months.setdefault(first, {}).update((e.id, e) for e in events)
+    for first, found in sorted(months.items()):
+        events = sorted(found.values(), key=lambda e: (e.start_utc, e.end_utc, e.id))
+        yield output(paths.month(first), events, f"{title}: {first:%Y-%m}")

@@ -48,17 +48,22 @@ def _iana(name: str) -> bool:
     return name != "UTC" and not dates.is_offset_name(name)
 
 
-def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> bytes:
+def vevent(event: EventView, model: SiteModel, host: str, page_url: str,
+           alone: bool = False) -> bytes:
+    """The event's VEVENT (a series': with its rules and changed dates). `alone`: one
+    date of a series as an event of its own (its page's "this date" .ics), with the
+    occurrence's id as UID, so a calendar app keeps it apart from the series."""
     record = event.record
     site_tz = model.site_tz
     modified = record.get("modified") or record.get("date") or event.start
     created = record.get("date") or modified
-    lines = ["BEGIN:VEVENT", "UID:" + text(uid(event, host)),
+    lines = ["BEGIN:VEVENT", "UID:" + text(f"{record.id}@{host}" if alone else uid(event, host)),
              # DTSTAMP is the record's last change, not the build time: identical
              # input, identical bytes.
              f"DTSTAMP:{_utc_stamp(modified, site_tz)}",
              f"CREATED:{_utc_stamp(created, site_tz)}",
-             f"LAST-MODIFIED:{_utc_stamp(modified, site_tz)}"]
+             f"LAST-MODIFIED:{_utc_stamp(modified, site_tz)}",
+             f"SEQUENCE:{sequence(created, modified)}"]
     if event.all_day:
         end = event.last_day + dt.timedelta(days=1)  # exclusive
         lines += [f"DTSTART;VALUE=DATE:{event.first_day:%Y%m%d}", f"DTEND;VALUE=DATE:{end:%Y%m%d}"]
@@ -68,7 +73,7 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
     else:
         lines += [f"DTSTART:{event.start_utc:%Y%m%dT%H%M%SZ}",
                   f"DTEND:{event.end_utc:%Y%m%dT%H%M%SZ}"]
-    lines += recurrence_lines(event)
+    lines += [] if alone else recurrence_lines(event)
     lines.append("SUMMARY:" + text(event.title_text))
     # The description's HTML as the page shows it, without the whole representation,
     # as text that keeps paragraphs, list items and link addresses.
@@ -89,10 +94,23 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str) -> byte
     if event.categories:
         lines.append("CATEGORIES:" + ",".join(text(c.name) for c in event.categories))
     lines += organizers
-    lines += ["STATUS:CONFIRMED", f"TRANSP:{'TRANSPARENT' if event.all_day else 'OPAQUE'}",
+    lines += [f"STATUS:{_STATUS.get(record.get('event_status') or '', 'CONFIRMED')}",
+              f"TRANSP:{'TRANSPARENT' if event.all_day else 'OPAQUE'}",
               "END:VEVENT", ""]
-    return b"\r\n".join(fold(line) for line in lines) + changed_occurrences(
-        event, model, host, page_url)
+    return b"\r\n".join(fold(line) for line in lines) + (
+        b"" if alone else changed_occurrences(event, model, host, page_url))
+
+
+# The plugin's Event Status as RFC 5545's (3.8.1.11): a postponed event has no date yet.
+_STATUS = {"canceled": "CANCELLED", "postponed": "TENTATIVE"}
+
+
+def sequence(created: dt.datetime, modified: dt.datetime) -> int:
+    """SEQUENCE (RFC 5545 3.8.7.4): calendar apps replace their copy of an event only
+    when it grows. Every change of a record sets its `modified`, so the seconds from
+    its creation to its last change grow with every change, with no counter to keep in
+    the file or history to read (in range for 68 years: a signed 32-bit value)."""
+    return max(0, min(int((modified - created).total_seconds()), 2**31 - 1))
 
 
 def organizer_lines(organizers: list) -> tuple[list[str], str]:
@@ -233,11 +251,52 @@ def duration(minutes: int) -> str:
     return "PT" + (f"{hours}H" if hours else "") + (f"{rest}M" if rest or not hours else "")
 
 
+def event_years(event: EventView, endless_until: Callable[[EventView], int] | None,
+                ) -> tuple[int, int]:
+    """The first and last year of the dates an event's VEVENT holds: a series' every
+    date (its rules', RDATE, EXDATE, its changed dates'), an endless one's up to the
+    year `endless_until` gives (the recurrence horizon: the dates the site lists)."""
+    low, high = event.start.year, event.end.year
+    data = event.record.data
+    block = data.get("recurrence")
+    if not block or data.get("original_start") is not None:
+        return low, high
+    start, end = data["start_date"], data["end_date"]
+    moments = [*block.get("rdate", ()), *recurrence.taken_out(block)]
+    for occ in recurrence.changed(block, start, end):
+        moments += [occ.original, occ.start, occ.end]
+    last = _last_year(repr(sorted(block.items())), block, start, end)
+    if last is None:
+        last = endless_until(event) if endless_until else high
+    years = [low, high, last, *(m.year for m in moments)]
+    return min(years), max(years)
+
+
+def _last_year(key: str, block: dict, start: dt.datetime, end: dt.datetime) -> int | None:
+    """The year of a bounded series' last date (None for an endless one); `key` names
+    the block for the cache (dicts are not hashable)."""
+    found = (key, start, end)
+    if found not in _LAST_YEARS:
+        last = None
+        if not recurrence.is_endless(block, start):
+            dated = recurrence.expand(block, start, end, dates.MAX_KEPT)
+            last = max((o.end for o in dated), default=end).year
+        if len(_LAST_YEARS) > 4096:
+            _LAST_YEARS.clear()
+        _LAST_YEARS[found] = last
+    return _LAST_YEARS[found]
+
+
+_LAST_YEARS: dict[tuple[str, dt.datetime, dt.datetime], int | None] = {}
+
+
 def feed(events: Iterable[EventView], title: str, vevents: Callable[[EventView], bytes],
-         site_tz: str, refresh_minutes: int | None = None) -> bytes:
+         site_tz: str, refresh_minutes: int | None = None,
+         endless_until: Callable[[EventView], int] | None = None) -> bytes:
     """A VCALENDAR of these events. `refresh_minutes`: how often subscribers should
     fetch it again (REFRESH-INTERVAL, RFC 7986 5.7, and X-PUBLISHED-TTL, its older
-    spelling that Outlook and Apple Calendar read); None for a one-off file."""
+    spelling that Outlook and Apple Calendar read); None for a one-off file.
+    `endless_until`: the last year an endless series' time zone is described for."""
     events = list(events)
     head = ["BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODID}", "CALSCALE:GREGORIAN",
             "METHOD:PUBLISH", "X-WR-CALNAME:" + text(title)]
@@ -249,9 +308,9 @@ def feed(events: Iterable[EventView], title: str, vevents: Callable[[EventView],
     years: dict[str, list[int]] = {}
     for event in events:
         if not event.all_day and _iana(event.tzname):
-            span = years.setdefault(event.tzname, [event.start.year, event.end.year])
-            span[0] = min(span[0], event.start.year)
-            span[1] = max(span[1], event.end.year)
+            low, high = event_years(event, endless_until)
+            span = years.setdefault(event.tzname, [low, high])
+            span[0], span[1] = min(span[0], low), max(span[1], high)
     parts = [b"".join(fold(line) + b"\r\n" for line in head)]
     parts += [vtimezone(tzid, low, high) for tzid, (low, high) in sorted(years.items())]
     parts += [vevents(event) for event in events]

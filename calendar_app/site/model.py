@@ -21,12 +21,14 @@ from markupsafe import Markup
 from ..catalog import occurrences
 from ..catalog.catalog import Catalog
 from ..catalog.represent import Representer
-from ..model import cost, dates, markup
+from ..model import cost, dates, markup, recurrence
 from ..model.records import Record
+from ..model.resources import EVENTS
 from . import addresses, paths
 from .i18n import Regional, site_locale, week_start
 
 PUBLISHED = "publish"
+_STATUS_TYPE = EVENTS.field("event_status").type  # type: ignore[union-attr]
 # An excerpt's closing ellipsis: "…", "...", "[…]" or "[...]" (WordPress writes those).
 _ELLIPSIS = re.compile(r"\s*\[?(?:…|\.\.\.)\]?\s*$")
 
@@ -67,6 +69,22 @@ class EventView:
     def ics_path(self) -> str:
         # An occurrence is downloaded as its series: the .ics with the rule.
         return paths.folder((self.series or self).path) + "event.ics"
+
+    @property
+    def date_ics_path(self) -> str:
+        """An occurrence's own .ics, this date alone ("" for a single event or series)."""
+        return paths.folder(self.path) + "event.ics" if self.series is not None else ""
+
+    @cached_property
+    def status_label(self) -> str:
+        """The plugin's label of an event that does not take place as planned
+        ("Canceled", "Postponed"); "" for a scheduled one, which pages do not label."""
+        status = str(self.record.get("event_status") or "scheduled")
+        return "" if status == "scheduled" else _STATUS_TYPE.label(status)
+
+    @property
+    def status_reason(self) -> str:
+        return str(self.record.get("event_status_reason") or "") if self.status_label else ""
 
     @cached_property
     def title(self) -> Markup:
@@ -286,6 +304,10 @@ class SiteModel:
                 tags=series.tags, body=lambda record=record: self.body(record),
                 series=series))
         return sorted(found, key=lambda e: (e.start_utc, e.end_utc, e.id))
+
+    def horizon_year(self, event: EventView) -> int:
+        """The last year an endless series' dates are listed in (occurrences.numbered)."""
+        return recurrence.horizon(self.settings, max(self.today, event.start.date())).year
 
     def upcoming_dates(self, event: EventView) -> list[EventView]:
         """The occurrences of the event's series still to come (none for a single event)."""

@@ -35,6 +35,8 @@ SCRIPT_MESSAGES = {
 # The kinds of record (model/resources.py's labels) as page headings name them.
 RESOURCE_LABELS = frozenset({N_("Event"), N_("Venue"), N_("Organizer"), N_("Category"),
                              N_("Tag")})
+# An event's status as pages label it (model/resources.py's EVENT_STATUS_LABELS).
+STATUS_LABELS = frozenset({N_("Canceled"), N_("Postponed")})
 # Counted ones: a text for each plural category (CLDR's, as the browser's
 # Intl.PluralRules names them) of the language.
 SCRIPT_PLURALS = {

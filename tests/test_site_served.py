@@ -1,0 +1,307 @@
+"""The website served at `/` by the app (site/live.py, http/site_files.py): the pages
+`build` makes, built in the background, kept in step with writes through the interface
+and edits of the tree, served safely, with the plugin's `?ical=1`; one builder among
+several processes."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from pathlib import Path
+
+import icalendar
+import pytest
+from conftest import BASE, NOW, make_repo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from calendar_app.http.app import create_app
+from calendar_app.site import Options, build
+from calendar_app.site.live import LiveSite
+
+LOCAL = "http://127.0.0.1:8000/"
+APRIL = "event/jazz-night-april-2027/"
+SECRET = "not-for-the-web-7c1f"
+FRESH_WITHIN = 2.0  # seconds from a write to its page
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, users_master):
+    """One app over a copy of the sample, its site built once for the module."""
+    import shutil
+
+    tmp = tmp_path_factory.mktemp("served")
+    with pytest.MonkeyPatch.context() as mp:
+        for who in ("AUTHOR", "COMMITTER"):
+            mp.setenv(f"GIT_{who}_NAME", "Test Runner")
+            mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
+        content = make_repo(tmp)
+    shutil.copy(users_master[0], tmp / "users.yaml")
+    (tmp / "cache").mkdir()
+    (tmp / "cache" / "secret.txt").write_text(SECRET)  # beside the site folder
+    app = create_app({"CONTENT_DIR": str(content), "USERS_FILE": str(tmp / "users.yaml"),
+                      "CACHE_DIR": str(tmp / "cache"), "NOW": NOW, "TESTING": True,
+                      "SITE": True, "WATCH": True, "LOCAL_URL": LOCAL,
+                      "LOGIN_MAX_FAILURES": 10_000})
+    client = app.test_client()
+    client.get(BASE + "/")  # starts the background threads
+    site: LiveSite = app.extensions["site"]
+    assert site.wait_built(120)
+    yield app, client, content, tmp
+    app.extensions["calendar"].close()
+
+
+def _admin(users_master) -> dict:
+    import base64
+
+    token = base64.b64encode(f"administrator:{users_master[1]['administrator']}".encode())
+    return {"Authorization": "Basic " + token.decode()}
+
+
+def _wait_for(client, path: str, needle: str, timeout: float = 10) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if needle in client.get(path).get_data(as_text=True):
+            return time.monotonic() - started
+        time.sleep(0.02)
+    raise AssertionError(f"{needle!r} not on {path} after {timeout} s")
+
+
+def test_a_building_page_answers_until_the_first_build(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(LiveSite, "start", lambda self: None)  # never builds here
+    content = make_repo(tmp_path)
+    app = create_app({"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "u.yaml"),
+                      "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True,
+                      "SITE": True})
+    client = app.test_client()
+    for path in ("/", "/events/list/", "/event/x/?ical=1"):
+        answer = client.get(path)
+        assert answer.status_code == 503
+        assert answer.headers["Retry-After"] == "2"
+        assert "Building the calendar" in answer.get_data(as_text=True)
+    # The interface answers at once.
+    assert client.get(f"{BASE}/events").status_code == 200
+
+
+def test_the_site_is_what_build_makes(served, tmp_path: Path) -> None:
+    app, client, content, _tmp = served
+    site: LiveSite = app.extensions["site"]
+    assert site.wait_idle(30)
+    home = client.get("/")
+    assert home.status_code == 200 and home.content_type == "text/html; charset=utf-8"
+    assert "X-Robots-Tag" not in home.headers  # the website is for search engines
+    assert client.get(f"{BASE}/events").headers["X-Robots-Tag"] == "noindex"
+    build(Options(content=content, out=tmp_path / "public", now=NOW, base_url=LOCAL,
+                  cache_dir=tmp_path / "cache", progress=False))
+
+    def digests(root: Path) -> dict[str, str]:
+        return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in root.rglob("*") if p.is_file()}
+
+    assert digests(site.out) == digests(tmp_path / "public")
+    # Served as a host would: folders are their index.html, the same bytes.
+    page = (tmp_path / "public" / APRIL / "index.html").read_bytes()
+    assert client.get("/" + APRIL).data == page
+    assert client.get("/" + APRIL + "index.html").data == page
+
+
+def test_files_have_their_type_and_validators(served) -> None:
+    _app, client, _content, _tmp = served
+    for path, kind in (("/calendar.ics", "text/calendar; charset=utf-8"),
+                       ("/assets/style.css", "text/css; charset=utf-8"),
+                       ("/assets/now.js", "text/javascript; charset=utf-8"),
+                       ("/sitemap.xml", "application/xml; charset=utf-8"),
+                       ("/robots.txt", "text/plain; charset=utf-8"),
+                       ("/feed.xml", "application/xml; charset=utf-8")):
+        answer = client.get(path)
+        assert (answer.status_code, answer.content_type) == (200, kind), path
+        assert answer.headers["ETag"] and answer.headers["Last-Modified"]
+        assert answer.headers["Cache-Control"] == "no-cache"
+        again = client.get(path, headers={"If-None-Match": answer.headers["ETag"]})
+        assert again.status_code == 304 and again.data == b""
+        since = client.get(path, headers={"If-Modified-Since": answer.headers["Last-Modified"]})
+        assert since.status_code == 304
+    head = client.head("/")
+    assert head.status_code == 200 and head.data == b""
+
+
+def test_a_folder_without_its_slash_redirects(served) -> None:
+    _app, client, _content, _tmp = served
+    answer = client.get("/" + APRIL.rstrip("/") + "?ical=1")
+    assert answer.status_code == 308
+    assert answer.headers["Location"] == "/" + APRIL + "?ical=1"
+
+
+@pytest.mark.parametrize("path", [
+    "/../secret.txt", "/..%2fsecret.txt", "/%2e%2e/secret.txt", "/assets/../../secret.txt",
+    "/.build-manifest", "/event/.hidden", "//etc/passwd", "/..\\secret.txt",
+    "/event/%00/", "/nothing-here/", "/event/nope/index.html"])
+def test_no_path_leaves_the_site_folder(served, path: str) -> None:
+    _app, client, _content, _tmp = served
+    answer = client.get(path)
+    assert answer.status_code in (404, 308), (path, answer.status_code)
+    assert SECRET.encode() not in answer.data
+    assert b".build-manifest" not in answer.data or answer.status_code == 404
+    if answer.status_code == 404:
+        assert answer.content_type == "text/html; charset=utf-8"
+        assert b"<html" in answer.data  # the site's own 404 page
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),
+               max_size=40))
+def test_any_path_gets_a_page_a_redirect_or_a_404(served, text: str) -> None:
+    _app, client, _content, _tmp = served
+    for query in ("", "?ical=1", "?ical=" + text[:10]):
+        started = time.monotonic()
+        answer = client.get("/" + text.lstrip("/") + query)
+        assert time.monotonic() - started < 5
+        assert answer.status_code in (200, 308, 404, 503), answer.status_code
+        assert SECRET.encode() not in answer.data
+
+
+def _summaries(data: bytes) -> list[str]:
+    return [str(e["SUMMARY"]) for e in icalendar.Calendar.from_ical(data).walk("VEVENT")]
+
+
+def test_ical_on_each_kind_of_page_answers_its_feed(served) -> None:
+    _app, client, _content, _tmp = served
+    pages = {
+        "/": "/calendar.ics",
+        "/events/list/": "/calendar.ics",
+        "/events/list/page/2/": "/calendar.ics",
+        "/events/month/2027-04/": "/events/month/2027-04/events.ics",
+        "/events/2027-04-01/": "/events/2027-04-01/events.ics",
+        "/" + APRIL: "/" + APRIL + "event.ics",
+        "/venue/the-blue-lantern/": "/venue/the-blue-lantern/calendar.ics",
+        "/organizer/riverside-jazz-collective/":
+            "/organizer/riverside-jazz-collective/calendar.ics",
+    }
+    for page, feed in pages.items():
+        answer = client.get(page + "?ical=1")
+        assert answer.status_code == 200, page
+        assert answer.content_type == "text/calendar; charset=utf-8", page
+        assert answer.headers["Content-Disposition"].startswith("attachment; filename="), page
+        assert answer.data == client.get(feed).data, page
+    assert _summaries(client.get(f"/{APRIL}?ical=1").data) == [
+        "Jazz Night: Naomi Takeda, vocals"]
+    day = _summaries(client.get("/events/2027-04-01/?ical=1").data)
+    assert "Jazz Night: Naomi Takeda, vocals" in day
+    month = _summaries(client.get("/events/month/2027-04/?ical=1").data)
+    assert set(day) <= set(month) and len(month) > len(day)
+
+
+def test_webcal_links_are_on_those_pages(served) -> None:
+    _app, client, _content, _tmp = served
+    for page in ("/", "/events/list/", "/events/month/2027-04/", "/events/2027-04-01/",
+                 "/" + APRIL, "/venue/the-blue-lantern/",
+                 "/organizer/riverside-jazz-collective/"):
+        html = client.get(page).get_data(as_text=True)
+        assert 'href="webcal://127.0.0.1:8000/calendar.ics"' in html, page
+    venue = client.get("/venue/the-blue-lantern/").get_data(as_text=True)
+    assert 'href="webcal://127.0.0.1:8000/venue/the-blue-lantern/calendar.ics"' in venue
+
+
+def test_a_write_is_on_its_page_within_two_seconds(served, users_master) -> None:
+    app, client, _content, _tmp = served
+    took = []
+    for n in range(3):
+        title = f"Jazz Night renamed {n}"
+        answer = client.post(f"{BASE}/events/109", headers=_admin(users_master),
+                             json={"title": title})
+        assert answer.status_code == 200
+        took.append(_wait_for(client, "/" + APRIL, title))
+        assert title in client.get("/events/month/2027-04/").get_data(as_text=True)
+    print(f"SITE freshness after a write (dev app): {max(took):.2f} s max of {len(took)}")
+    assert max(took) < FRESH_WITHIN
+    # A new event gets its page; the lists show it.
+    created = client.post(f"{BASE}/events", headers=_admin(users_master), json={
+        "title": "Brand New Gathering", "start_date": "2027-04-02 18:00:00",
+        "end_date": "2027-04-02 19:00:00", "status": "publish"})
+    assert created.status_code == 201
+    slug = created.get_json()["slug"]
+    assert _wait_for(client, f"/event/{slug}/", "Brand New Gathering") < FRESH_WITHIN
+    assert "Brand New Gathering" in client.get("/events/2027-04-02/").get_data(as_text=True)
+    assert app.extensions["site"].last_report.problems == []
+
+
+def test_an_edit_of_the_tree_is_on_its_page(served) -> None:
+    _app, client, content, _tmp = served
+    path = content / "events/2027/jazz-night-march-2027.yaml"
+    text = path.read_text()
+    path.write_text(re.sub(r"^title: .*$", "title: Edited By Hand", text, count=1,
+                           flags=re.MULTILINE))
+    took = _wait_for(client, "/event/jazz-night-march-2027/", "Edited By Hand")
+    print(f"SITE freshness after an edit on disk: {took:.2f} s")
+    assert took < FRESH_WITHIN + 1  # the file watcher's debounce comes first
+
+
+def test_one_process_builds_at_a_time(tmp_path: Path) -> None:
+    """Two servers' sites over one cache folder (two gunicorn workers): the second waits
+    for the first's lock, serves its folder meanwhile, and builds once it is gone."""
+    content = make_repo(tmp_path)
+    cache = tmp_path / "cache"
+    first = LiveSite(content, cache, LOCAL, NOW)
+    second = LiveSite(content, cache, LOCAL, NOW)
+    first.start()
+    try:
+        assert first.wait_built(120)
+        second.start()
+        time.sleep(1.0)
+        assert second.builds == 0 and second.ready  # the same folder, built by the first
+        first.on_catalog_change({"calendar.yaml"}, "files")
+        assert first.wait_idle(60) and first.builds == 2
+        assert second.builds == 0
+    finally:
+        first.stop()
+    assert second.wait_built(120) and second.builds == 1  # took over
+    second.stop()
+    assert (cache / "site" / "index.html").is_file()
+
+
+def test_the_builder_loads_no_flask() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; import calendar_app.site.live; "
+            "print(sorted(m for m in ('flask', 'werkzeug', 'whoosh') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_under_gunicorn_two_workers_serve_fresh_pages(tmp_path: Path, users) -> None:
+    from gitserver import free_port, start_gunicorn
+    from gitserver import stop_process as stop
+    from test_reliability_concurrency import Http, basic, wait_for_port
+
+    content = make_repo(tmp_path)
+    port = free_port()
+    log = tmp_path / "gunicorn.log"
+    proc = start_gunicorn(content, tmp_path / "users.yaml", tmp_path / "cache", port, log=log,
+                          env={"CALENDAR_SITE": "1",
+                               "CALENDAR_SITE_URL": f"http://127.0.0.1:{port}/"})
+    try:
+        wait_for_port(port, proc, log=log)
+        reader = Http(port)
+        deadline = time.monotonic() + 120
+        while reader.request("GET", "/")[0] != 200:  # "building" (503) until built
+            assert time.monotonic() < deadline, log.read_text(errors="replace")[-2000:]
+            time.sleep(0.1)
+        admin = Http(port, basic("administrator", users["administrator"]))
+        took = []
+        for n in range(6):  # the two workers take turns at the writes
+            title = f"Gunicorn title {n}"
+            status, _, _ = admin.request("POST", f"{BASE}/events/109", {"title": title})
+            assert status == 200
+            started = time.monotonic()
+            while title.encode() not in reader.request("GET", "/" + APRIL)[2]:
+                assert time.monotonic() - started < 10, f"{title} never shown"
+                time.sleep(0.02)
+            took.append(time.monotonic() - started)
+        print(f"SITE freshness after a write (gunicorn, 2 workers): max {max(took):.2f} s")
+        assert max(took) < FRESH_WITHIN
+    finally:
+        stop(proc)
+    assert "Traceback" not in log.read_text(errors="replace")
