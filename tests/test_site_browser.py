@@ -50,6 +50,13 @@ def console_errors(stderr: str) -> list[str]:
     ("event/holiday-messiah-sing-along-2026/index.html",
      [r"<h1[^>]*>Holiday Messiah Sing-Along</h1>", r"Add to calendar"]),
     ("events/category/music/index.html", [r"<h1>Music</h1>", r"Jazz Night"]),
+    ("events/week/2026-12-13/index.html",
+     [(r'<ol class="week-day" aria-label="Sunday, December 13, 2026">\s*<li class="slot"'
+      r'[^>]*><a [^>]*><time [^>]*>3:00 pm</time> Holiday Messiah Sing-Along')]),
+    ("events/photo/index.html", [r'<li class="photo-card[^"]*">\s*<h2 class="event-title">']),
+    ("embed/index.html", [r"<h1>Embed this calendar</h1>", r'<iframe class="embed-preview"']),
+    ("embed/list/index.html", [r'<ol class="embed-list">']),
+    ("embed/month/2026-12/index.html", [r'<table class="embed-month">']),
 ])
 def test_pages_render_in_chromium(site: Path, tmp_path: Path, path: str,
                                   checks: list[str]) -> None:

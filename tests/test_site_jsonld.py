@@ -309,11 +309,15 @@ def test_hidden_event_is_noindex_and_not_in_the_sitemap(built: tuple[Path, Path]
     assert BASE_URL not in locs  # "/": its canonical is the upcoming list
     assert BASE_URL + "events/list/" in locs
     assert BASE_URL + "event/hybrid-jazz-summit-2027/" in locs
-    # Every other page is there: all HTML outputs but the 404, the home page and the
-    # hidden event.
+    # Every other page is there: all HTML outputs but the 404, the home page, the
+    # hidden event, the views for iframes (noindex) and this week's address (an alias).
     pages = {BASE_URL + p.relative_to(site).as_posix().removesuffix("index.html")
              for p in site.rglob("*.html") if p.name == "index.html"} - {BASE_URL}
-    assert set(locs) == pages - {BASE_URL + "event/volunteer-usher-orientation-2027/"}
+    framed = {p for p in pages if p.startswith((BASE_URL + "embed/list/",
+                                                BASE_URL + "embed/month/"))}
+    assert framed and BASE_URL + "embed/" in locs
+    assert set(locs) == pages - framed - {BASE_URL + "event/volunteer-usher-orientation-2027/",
+                                          BASE_URL + "events/week/"}
 
 
 def tree_bytes(root: Path) -> dict[Path, bytes]:

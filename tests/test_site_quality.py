@@ -46,6 +46,13 @@ PAGES = {
     "category": "events/category/music/index.html",
     "tag": "tag/live-music/index.html",
     "not found": "404.html",
+    "week": "events/week/2026-12-13/index.html",
+    "week of the build day": "events/week/index.html",
+    "photo": "events/photo/index.html",
+    "photo page 2": "events/photo/page/2/index.html",
+    "embedding help": "embed/index.html",
+    "list for an iframe": "embed/list/index.html",
+    "month for an iframe": "embed/month/2026-12/index.html",
 }
 OPTIONAL = {"search": "search/index.html"}
 

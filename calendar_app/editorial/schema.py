@@ -44,8 +44,9 @@ def calendar_schema() -> dict:
     props = {k: {"type": types[type(v)], "default": v} for k, v in DEFAULT_SETTINGS.items()}
     props["currency_position"] = {"enum": ["prefix", "postfix"], "default": "prefix"}
     props["performer_type"] = {"enum": list(PERFORMER_TYPES), "default": "Person"}
-    # Without it, the week starts on the locale's first day (docs/i18n.md).
-    props["week_start"] = {"enum": list(WEEKDAY_NAMES)}
+    props["week_start"] = {"enum": ["", *WEEKDAY_NAMES], "default": ""}
+    props["multiday_cutoff"] = {"type": "string", "pattern": "^(0?[0-9]|1[01]):[0-5][0-9]$",
+                                "default": "00:00"}
     props["timezone"] = dict(resource_schema(RESOURCES["events"])["properties"]["timezone"],
                              default="UTC")
     return {"$schema": DRAFT, "$id": "calendar.schema.json", "title": "calendar settings",

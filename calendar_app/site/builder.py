@@ -25,7 +25,7 @@ from ..store import parallel
 from ..store.content import SETTINGS_FILE
 from ..store.locations import DEFAULT_BASE_PATH, default_cache_dir
 from ..store.starter import BUNDLED_CONTENT
-from . import feeds, ical, manifest, paths, placement, safety, search, writer
+from . import embeds, feeds, ical, manifest, paths, placement, safety, search, views, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .pages import Pages, event_deps
@@ -447,7 +447,7 @@ class Builder:
 
     def _plan(self, model: SiteModel, pages: Pages,
               fingerprints: dict[int, bytes]) -> Iterator[Output]:
-        yield from pages.outputs()
+        yield from chain(pages.outputs(), views.outputs(pages), embeds.outputs(pages))
         yield from search.outputs(pages)
         yield from feeds.assets(pages)
         yield from feeds.media(model)

@@ -16,6 +16,7 @@ ATOM_ENTRIES = 50
 # A month's or a day's events, a one-off export: not `calendar.ics`, which every
 # folder uses for a feed to subscribe to.
 PERIOD_ICS = "events.ics"
+EMBEDDED = (paths.EMBED_LIST, paths.EMBED + "month/")  # pages for iframes, noindex
 
 
 def _stamp(moment: dt.datetime, zone_name: str) -> str:
@@ -61,15 +62,19 @@ def sitemap(pages: Pages, outputs: list[Output]) -> Output:
     """Every HTML page a search engine should index, at its canonical address, with the
     event's last change where there is one. Left out: the 404, events hidden from
     listings (their pages say `noindex`) and the home page, whose canonical address is
-    the first upcoming page's (Pages._list), listed itself."""
+    the first upcoming page's (Pages._list), listed itself; likewise the others below."""
     model = pages.model
     events = [*model.events, *(o for found in model.occurrences.values() for o in found)]
     lastmod = {e.path: e.record.get("modified") or e.record.get("date") for e in events}
     hidden = {e.path for e in events if e.record.get("hide_from_listings")}
+    # Also left out: the views for iframes (`noindex`) and the current week's
+    # address (its canonical is the week's own page, listed).
+    hidden.add(paths.page(paths.WEEK))
     entries = [(pages.base_url + paths.folder(o.path),
                 lastmod[o.path].date().isoformat() if lastmod.get(o.path) else "")
                for o in outputs if o.path.endswith(".html")
-               and o.path not in (paths.NOT_FOUND, paths.HOME) and o.path not in hidden]
+               and o.path not in (paths.NOT_FOUND, paths.HOME) and o.path not in hidden
+               and not o.path.startswith(EMBEDDED)]
 
     def render() -> bytes:
         return pages.render("sitemap.xml", paths.SITEMAP, entries=entries)

@@ -5,6 +5,7 @@ that row across the others (wrapping at week ends), in a lane: a line of the cel
 that the bar keeps on each of its days, so bars never overlap (lanes down to the
 lowest bar keep one line's height; below them a title may take more). A day shows at most
 `MAX_LANES` lanes; the events that find no free lane are counted in its "+N more".
+The week starts on the calendar's `week_start` (model/settings.py).
 Lanes are given day by day: the bars already running keep theirs, then the day's new
 bars (longest first) and its one-day events (in the lists' order) take the lowest
 free ones. Every lane of a day holds one of that day's events, so a day with at most
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..model.settings import week_start
 from .i18n import Regional
 from .model import EventView, SiteModel
 
@@ -48,8 +51,9 @@ class Cell:
     today: bool
     count: int = 0  # events on the day
     lanes: list[Lane] = field(default_factory=list)
-    # Lanes above this one keep one line's height, so that the bars across the week
-    # row stay level; those below may wrap a one-day event's title.
+    # Lanes above this one keep one line's height, so that a bar across this day stays
+    # level with its other days; those below, and every lane of a day no bar crosses,
+    # may wrap a one-day event's title.
     level: int = 0
 
     @property
@@ -66,28 +70,42 @@ class AgendaItem:
     last: str | None  # "Dec 20", None for a one-day event
 
 
-def month_grid(model: SiteModel, first: dt.date, week_start: int) -> list[list[Cell]]:
-    """Weeks covering the month that starts on `first`, each from `week_start` (0 is
-    Monday: i18n.week_start, from the settings or the locale)."""
-    return [_week(model, week, first.month) for week in _weeks(first, week_start)]
+def month_grid(model: SiteModel, first: dt.date) -> list[list[Cell]]:
+    """Weeks (from the calendar's first weekday) covering the month starting on `first`."""
+    return [week_row(model, week, first.month) for week in _weeks(first, model.settings)]
 
 
-def grid_days(first: dt.date, week_start: int) -> tuple[dt.date, dt.date]:
+def grid_days(first: dt.date, settings: dict) -> tuple[dt.date, dt.date]:
     """The first and last day the grid of the month starting on `first` shows."""
-    weeks = _weeks(first, week_start)
+    weeks = _weeks(first, settings)
     return weeks[0][0], weeks[-1][-1]
 
 
-def _weeks(first: dt.date, week_start: int) -> list[list[dt.date]]:
-    return calendar.Calendar(week_start).monthdatescalendar(first.year, first.month)
+def weekdays(model: SiteModel) -> list[tuple[str, str]]:
+    """The days' (full, short) names in the language and order of the calendar's week."""
+    return model.regional.weekdays(week_start(model.settings))
 
 
-def _week(model: SiteModel, days: list[dt.date], month: int) -> list[Cell]:
+def week_of(day: dt.date, settings: dict) -> dt.date:
+    """The first day of the calendar's week holding `day`."""
+    return day - dt.timedelta(days=(day.weekday() - week_start(settings)) % 7)
+
+
+def _weeks(first: dt.date, settings: dict) -> list[list[dt.date]]:
+    return calendar.Calendar(firstweekday=week_start(settings)).monthdatescalendar(
+        first.year, first.month)
+
+
+def week_row(model: SiteModel, days: list[dt.date], month: int | None,
+             events_of: Callable[[dt.date], Sequence[EventView]] | None = None) -> list[Cell]:
+    """One week row of cells; `events_of(day)` the day's events (all of them unless
+    given); `month` the month shown, None when every day belongs (the week view)."""
     held: list[tuple[Bar, int] | None] = [None] * MAX_LANES  # bar, its last column
     cells = []
     for column, day in enumerate(days):
-        events = model.by_day.get(day, ())
-        cell = Cell(day, day.month == month, day == model.today, len(events))
+        events = events_of(day) if events_of else model.by_day.get(day, ())
+        cell = Cell(day, month is None or day.month == month, day == model.today,
+                    len(events))
         lanes = [Lane() for _ in range(MAX_LANES)]
         running = set()
         for lane, holder in enumerate(held):
@@ -112,11 +130,9 @@ def _week(model: SiteModel, days: list[dt.date], month: int) -> list[Cell]:
         while lanes and lanes[-1].bar is None and lanes[-1].through is None:
             lanes.pop()
         cell.lanes = lanes
+        cell.level = max((i + 1 for i, lane in enumerate(lanes)
+                          if lane.through or lane.bar and lane.bar.span > 1), default=0)
         cells.append(cell)
-    level = max((i + 1 for cell in cells for i, lane in enumerate(cell.lanes)
-                 if lane.bar and lane.bar.span > 1), default=0)
-    for cell in cells:
-        cell.level = level
     return cells
 
 

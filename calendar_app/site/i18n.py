@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..model import cost as costs
-from ..model.settings import DEFAULT_SETTINGS, WEEKDAY_NAMES
+from ..model.settings import DEFAULT_SETTINGS
 
 LOCALES = Path(__file__).resolve().parent / "locales"
 SOURCE_LANGUAGE = "en"
@@ -39,15 +39,6 @@ def N_plural(singular: str, plural: str) -> tuple[str, str]:
 def site_locale(settings: dict, override: str | None = None) -> str:
     """The locale a build uses: `build --locale`, else calendar.yaml's `locale`."""
     return str(override or settings.get("locale") or DEFAULT_SETTINGS["locale"])
-
-
-def week_start(settings: dict, override: str | None = None) -> int:
-    """The first day of the month grid's weeks (0 = Monday): the `week_start` setting
-    when given, else the locale's first week day from CLDR (Sunday for en_US)."""
-    name = str(settings.get("week_start") or "").lower()
-    if name in WEEKDAY_NAMES:
-        return WEEKDAY_NAMES.index(name)
-    return _locale(site_locale(settings, override)).first_week_day
 
 
 @lru_cache(maxsize=64)

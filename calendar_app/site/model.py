@@ -24,8 +24,9 @@ from ..catalog.represent import Representer
 from ..model import cost, dates, markup, recurrence
 from ..model.records import Record
 from ..model.resources import EVENTS
+from ..model.settings import multiday_cutoff
 from . import addresses, paths
-from .i18n import Regional, site_locale, week_start
+from .i18n import Regional, site_locale
 
 PUBLISHED = "publish"
 _STATUS_TYPE = EVENTS.field("event_status").type  # type: ignore[union-attr]
@@ -54,6 +55,9 @@ class EventView:
     # An occurrence's series (docs/recurring-events.md): the occurrence shares its
     # record file, so outputs showing it depend on the series' record (`source_id`).
     series: EventView | None = None
+    # The calendar's end-of-day cutoff (settings.multiday_cutoff): an end up to this
+    # long after midnight still belongs to the day before.
+    cutoff: dt.timedelta = dt.timedelta(0)
     id: int = field(init=False)  # asked a million times in a 10,000-event build
     source_id: int = field(init=False)  # the catalog record behind the view
 
@@ -142,11 +146,15 @@ class EventView:
 
     @property
     def last_day(self) -> dt.date:
-        """Last local day the event occupies (an end at midnight does not count)."""
-        last = self.end.date()
-        if not self.all_day and self.end.time() == dt.time(0) and last > self.first_day:
+        """Last local day the event occupies: an end at midnight, or before the end-of-day
+        cutoff, counts for the day before."""
+        if self.all_day:
+            return self.end.date()
+        shifted = self.end - self.cutoff
+        last = shifted.date()
+        if shifted.time() == dt.time(0):
             last -= dt.timedelta(days=1)
-        return last
+        return max(last, self.first_day)
 
     @property
     def multi_day(self) -> bool:
@@ -206,12 +214,13 @@ class SiteModel:
                  locale: str | None = None) -> None:
         self.catalog = catalog
         self.rep = rep
-        self.settings = catalog.settings
-        # The language and formats (`locale`: build --locale, else calendar.yaml's).
-        self.regional = Regional(site_locale(self.settings, locale))
+        # `locale` (build --locale) stands in for calendar.yaml's, for every reader of
+        # the settings (the week's first day among them).
+        self.settings = dict(catalog.settings, locale=site_locale(catalog.settings, locale))
+        self.regional = Regional(self.settings["locale"])
         self.territory = self.regional.locale.territory
-        self.week_start = week_start(self.settings, locale)
         self.site_tz = str(self.settings.get("timezone") or "UTC")
+        self.cutoff = multiday_cutoff(self.settings)[0]
         self.now_utc = now.astimezone(dt.UTC).replace(tzinfo=None)
         self.today = dates.from_utc(self.now_utc, dates.zone(self.site_tz)).date()
         self.bodies: dict[int, dict] = {}
@@ -283,7 +292,7 @@ class SiteModel:
             categories=sorted(self._visible("categories", record.get("categories")),
                               key=_by_name),
             tags=sorted(self._visible("tags", record.get("tags")), key=_by_name),
-            body=lambda: self.body(record))
+            body=lambda: self.body(record), cutoff=self.cutoff)
 
     def _occurrences(self, series: EventView) -> list[EventView]:
         found = []
@@ -302,7 +311,7 @@ class SiteModel:
                 all_day=series.all_day, path=self.page_of(record), venue=venue,
                 organizers=series.organizers, categories=series.categories,
                 tags=series.tags, body=lambda record=record: self.body(record),
-                series=series))
+                series=series, cutoff=self.cutoff))
         return sorted(found, key=lambda e: (e.start_utc, e.end_utc, e.id))
 
     def horizon_year(self, event: EventView) -> int:

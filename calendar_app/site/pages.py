@@ -15,7 +15,7 @@ from ..catalog.represent import dumps
 from ..model import markup
 from ..model.records import Record
 from . import paths
-from .grid import add_months, grid_days, month_agenda, month_grid, months_between
+from .grid import add_months, grid_days, month_agenda, month_grid, months_between, weekdays
 from .i18n import N_, N_plural
 from .jsonld import page_json_ld
 from .meta import HeadMeta, shorten
@@ -246,7 +246,7 @@ class Pages:
         low, high = self.model.month_range()
         for first in months_between(low, high):
             # The grid's weeks show some days of the months around it too.
-            start, last = grid_days(first, self.model.week_start)
+            start, last = grid_days(first, self.model.settings)
             shown = sorted({e for d, evs in self.model.by_day.items() if start <= d <= last
                             for e in evs}, key=lambda e: e.id)
             today = self.model.today if start <= self.model.today <= last else None
@@ -257,12 +257,12 @@ class Pages:
 
     def _month(self, path: str, first: dt.date, low: dt.date, high: dt.date):
         def render() -> bytes:
-            weeks = month_grid(self.model, first, self.model.week_start)
+            weeks = month_grid(self.model, first)
             day_paths = {c.day: paths.day(c.day) for w in weeks for c in w if c.count}
             prev_first, next_first = add_months(first, -1), add_months(first, 1)
             return self.render(
                 "month.html", path, month=first, weeks=weeks,
-                weekdays=self.regional.weekdays(self.model.week_start),
+                weekdays=weekdays(self.model),
                 agenda=month_agenda(self.model, first), site_tz=self.model.site_tz,
                 day_paths=day_paths, section="month", jump_month=self.jump_menu(path),
                 prev_month=Nav(prev_first, paths.month(prev_first)) if first > low else None,

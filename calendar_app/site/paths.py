@@ -24,6 +24,10 @@ SITEMAP = "sitemap.xml"
 ROBOTS = "robots.txt"
 NOT_FOUND = "404.html"
 REST_DIR = "wp-json/tribe/events/v1/"
+WEEK = "events/week/"  # its index.html: the week of the build day
+PHOTO = "events/photo/"
+EMBED = "embed/"  # the page about embedding; the views for iframes below it
+EMBED_LIST = "embed/list/"
 
 
 class OutsideOutput(ValueError):
@@ -62,6 +66,14 @@ def list_page(base: str, number: int) -> str:
 
 def month(day: dt.date) -> str:
     return page(f"events/month/{day.year:04d}-{day.month:02d}/")
+
+
+def week(first: dt.date) -> str:
+    return page(f"{WEEK}{first.isoformat()}/")
+
+
+def embed_month(day: dt.date) -> str:
+    return page(f"{EMBED}month/{day.year:04d}-{day.month:02d}/")
 
 
 def day(day: dt.date) -> str:
