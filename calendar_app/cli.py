@@ -5,6 +5,7 @@ empty-trash, build --watch): `check`, `fmt`, `diff` and `build` load none of the
 from __future__ import annotations
 
 import argparse
+import getpass
 import os
 import sys
 import time
@@ -97,6 +98,10 @@ def cmd_users(args: argparse.Namespace) -> int:
         print(f"User {args.name} ({args.role}) saved in {store.path}.")
         print("This application password is shown only once; keep it safe.")
         print(f"Application password: {password}")
+        if args.sign_in:
+            return _set_sign_in(store, args.name)
+    elif args.action == "passwd":
+        return _set_sign_in(store, args.name)
     elif args.action == "list":
         for user in store.users():
             print(f"{user.id}\t{user.name}\t{user.role}\t{user.email}")
@@ -105,6 +110,25 @@ def cmd_users(args: argparse.Namespace) -> int:
             print(f"error: no user named {args.name!r}", file=sys.stderr)
             return 1
         print(f"User {args.name} removed.")
+    return 0
+
+
+def _set_sign_in(store: UserStore, name: str) -> int:
+    """The editing pages' password: typed twice at a terminal, else one line of stdin
+    (for scripts)."""
+    if sys.stdin.isatty():
+        password = getpass.getpass("Sign-in password: ")
+        if getpass.getpass("Again: ") != password:
+            print("error: the two passwords differ", file=sys.stderr)
+            return 2
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    try:
+        store.set_sign_in_password(name, password)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"Sign-in password for {name} set; sessions opened before it are closed.")
     return 0
 
 
@@ -211,7 +235,15 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("name")
     add.add_argument("--role", choices=ROLES, default="administrator")
     add.add_argument("--email", default="")
+    add.add_argument("--sign-in", action="store_true",
+                     help="also set the password for the editing pages (/admin/)")
     _users_arg(add)
+    passwd = users_sub.add_parser(
+        "passwd", help="set a user's password for the editing pages",
+        description="Set the password a user signs in with at /admin/ (asked twice at a "
+                    "terminal, else read as one line of standard input).")
+    passwd.add_argument("name")
+    _users_arg(passwd)
     lst = users_sub.add_parser("list", help="list users", description="List users.")
     _users_arg(lst)
     rm = users_sub.add_parser("remove", help="remove a user", description="Remove a user.")

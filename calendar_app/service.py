@@ -112,6 +112,29 @@ class Service(Linking):
             self._commit(write, user)
         return updated
 
+    def preview(self, collection: str, body: dict, user: User | None,
+                record: Record | None = None) -> tuple[Record, str, list[Record]]:
+        """What `create` (record None) or `update` would write, without writing: the
+        record, its file's text and the other records the write makes (an inline
+        venue), so a form can be checked (`check`) before saving. Raises what the
+        write would raise."""
+        resource = RESOURCES[collection]
+        missing = [n for n in resource.required_fields if body.get(n) is None]
+        if record is None and missing:
+            raise errors.missing(missing)
+        values = self._validate(resource, body, record)
+        self._check_write_permission(resource, user, record, "edit")
+        with self._writing():
+            write = Write("")
+            if record is None:
+                made = self._new_record(resource, values, user, write)
+            else:
+                current = self._current(record, None)
+                if current.data != record.data:
+                    values = self._validate(resource, body, current)
+                made = self._apply_update(current, values, user, write)
+        return made, write.texts[made.path] or "", [r for r in write.put if r.id != made.id]
+
     def delete(self, record: Record, user: User | None,
                precondition: Precondition | None = None) -> Record:
         """Trash (events, venues, organizers) or remove (terms); returns the record as

@@ -124,6 +124,44 @@ def users(tmp_path: Path, users_master: tuple[Path, dict[str, str]]) -> dict[str
     return users_master[1]
 
 
+# Sign-in passwords of the editing pages (/admin/): one per role, set once per session.
+SIGN_IN_PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(scope="session")
+def signed_users_master(users_master: tuple[Path, dict[str, str]]) -> Path:
+    path = users_master[0].with_name("signed-users.yaml")
+    shutil.copy(users_master[0], path)
+    store = UserStore(path)
+    for role in ROLES:
+        store.set_sign_in_password(role, f"{SIGN_IN_PASSWORD} {role}")
+    return path
+
+
+@pytest.fixture
+def signed_users(tmp_path: Path, users: dict[str, str], signed_users_master: Path) -> dict:
+    """Like `users`, and each role's user also signs in at /admin/ with
+    f"{SIGN_IN_PASSWORD} {role}"."""
+    shutil.copy(signed_users_master, tmp_path / "users.yaml")
+    return users
+
+
+def csrf_token(page: bytes | str) -> str:
+    """The CSRF token a form page of the editing pages carries."""
+    text = page.decode() if isinstance(page, bytes) else page
+    found = re.search(r'name="csrf_token" value="([^"]+)"', text)
+    assert found, "no CSRF token on the page"
+    return found.group(1)
+
+
+def sign_in(client, role: str, password: str | None = None):
+    """Sign a test client in at /admin/sign-in as the user of that role."""
+    token = csrf_token(client.get("/admin/sign-in").data)
+    return client.post("/admin/sign-in", data={
+        "name": role, "password": f"{SIGN_IN_PASSWORD} {role}" if password is None else password,
+        "csrf_token": token})
+
+
 @pytest.fixture
 def config(tmp_path: Path, content: Path, users: dict[str, str]) -> dict:
     return {"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "users.yaml"),

@@ -19,7 +19,8 @@ from calendar_app.model.fieldtypes import TYPES, Boolean, Integer, Number, Strin
 from calendar_app.model.resources import RESOURCES, Field
 
 CONTROLS = {"text", "textarea", "number", "checkbox", "datetime-local", "select",
-            "select-multiple", "url", "email", "image", "text-list", "recurrence"}
+            "url", "email", "image", "text-list", "recurrence", "timezone", "picker",
+            "picker-multiple", "term-tree", "term-list"}
 
 
 class Body:

@@ -443,6 +443,12 @@ def answer(ctx: Context, resource: Resource, raw: dict) -> Answer:
     return hit
 
 
+def select_ids(ctx: Context, resource: Resource, raw: dict) -> list[int]:
+    """The ids a list with these parameters holds, in its order, unpaged (an occurrence
+    of a recurring event by its own id): for pages that show records, not bodies."""
+    return selection.select(_parse(ctx, resource, raw))
+
+
 # Items embed what their reader may read: kept per version, keyed by who asks. Rendering
 # an event (Markdown, sanitizing, linked records) costs ~10 ms, and the same events
 # recur across pages, filters and callers.

@@ -132,7 +132,7 @@ def _duplicates(out: TreeResult, texts: _Texts) -> None:
                                             f"slug {slug!r} is also used by {others}"))
 
 
-def _link_targets(record: Record):
+def link_targets(record: Record):
     """(field name, YAML key, target collection, slug) of every link in a record."""
     if record.collection == "events":
         for name, collection in EVENT_LINKS.items():
@@ -151,7 +151,7 @@ def _links(out: TreeResult, texts: _Texts) -> None:
     # Invalid files too: a broken date must not hide a broken link next to it.
     partial = [r.partial for r in out.files.values() if r.partial is not None]
     for record in [*out.records, *partial]:
-        for key, collection, slug in _link_targets(record):
+        for key, collection, slug in link_targets(record):
             target = index[collection].get(slug)
             singular = RESOURCES[collection].singular
             # Lines are looked up only for problems: most links are fine.

@@ -28,7 +28,8 @@ def create_app(config: dict | None = None) -> Flask:
     SITE (default on unless TESTING): serve the calendar's website at `/`, built into
     CACHE_DIR/site and kept in step with every change (site/live.py); its address is
     SITE_URL, else LOCAL_URL (the address `serve` listens at), else calendar.yaml's
-    `url`."""
+    `url`. SECRET_KEY signs the editing pages' sessions (default: a key kept beside the users
+    file), SESSION_COOKIE_SECURE (set it behind HTTPS); see editing/auth.py."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -84,13 +85,27 @@ def create_app(config: dict | None = None) -> Flask:
     def _release_version(_exc: BaseException | None) -> None:
         calendar.catalog.unpin()
 
-    from . import api
-
-    api.install(app)
+    _install_views(app)
     serve_site = app.config.get("SITE")
     if not testing if serve_site is None else bool(serve_site):
         _install_site(app, calendar)
     return app
+
+
+def _install_views(app: Flask) -> None:
+    """The editing pages, then the interface."""
+    from ..editing import auth, endpoints, views
+    from . import api
+
+    # First, so that its after-request hook runs last: the pages' own policy and
+    # caching win over the interface's defaults.
+    auth.init_app(app)
+    app.register_blueprint(views.bp)  # the editing pages (/admin/)
+    app.register_blueprint(endpoints.bp)
+    api.install(app)
+    # The interface keeps Basic auth and application passwords: no CSRF token there.
+    for view in (api.bp, api.wp_json_index, api.sync_webhook):
+        auth.csrf.exempt(view)
 
 
 def _install_site(app: Flask, calendar: Calendar) -> None:

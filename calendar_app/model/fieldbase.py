@@ -1,9 +1,13 @@
 """What every field type (fieldtypes.py) builds on: the base class, the errors of
-files, what reading a request value may ask of the calendar."""
+files, what reading a request value may ask of the calendar, and the form control
+facet: how a control of each kind shows a value and reads a posted form back into
+the value a request body would send (the editing pages render and read every form
+from this, never from per-resource templates)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
@@ -51,6 +55,60 @@ def request_text(raw: object, name: str) -> str:
         return ""
     if not isinstance(raw, str):
         raise errors.wrong_type(name, "string")
+    return raw
+
+
+class FormData(Protocol):
+    """A posted form (werkzeug's MultiDict): one value or all values of a name."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+    def getlist(self, key: str) -> list[str]: ...
+
+
+NOT_SENT: Any = type("NotSent", (), {"__repr__": lambda self: "NOT_SENT"})()
+# Controls whose value is a list of choices (slugs shown, ids or names posted).
+LIST_CONTROLS = frozenset({"select-multiple", "picker-multiple", "term-tree", "term-list"})
+_WALL_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?")
+
+
+def form_text(control: str, value: object) -> Any:
+    """A field value as its control shows it: input text, "true" for a ticked box,
+    one line per name, the list of slugs of a list control."""
+    if control in LIST_CONTROLS:
+        return [] if value is None else [str(v) for v in (
+            value if isinstance(value, list) else [value])]
+    if value is None:
+        return ""
+    if control == "checkbox":
+        return "true" if value else ""
+    if control == "datetime-local" and isinstance(value, dt.datetime):
+        # Wall time with no zone: browsers never convert it (the zone is its own field).
+        return value.strftime("%Y-%m-%dT%H:%M" + (":%S" if value.second else ""))
+    if control == "text-list" and isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def read_form(control: str, form: FormData, name: str) -> object:
+    """What a posted form sets a field to, in the shape `from_request` reads (text as
+    the interface takes it); NOT_SENT when the form has no input of that name. Every
+    form of the editing pages shows all its fields: an unticked box is false."""
+    if control in LIST_CONTROLS:
+        return [v.strip() for v in form.getlist(name) if v.strip()]
+    if control == "checkbox":
+        return "true" if form.get(name) else "false"
+    raw = form.get(name)
+    if raw is None:
+        return NOT_SENT
+    raw = raw.replace("\r\n", "\n")  # browsers post line breaks as CRLF
+    if control == "text-list":
+        return [line.strip() for line in raw.splitlines() if line.strip()]
+    if control == "datetime-local":
+        found = _WALL_TIME.fullmatch(raw.strip())
+        if found:  # the input's 2027-03-05T19:30 as the interface writes it
+            return f"{found[1]} {found[2]}{found[3] or ':00'}"
     return raw
 
 
@@ -110,3 +168,23 @@ class FieldType:
     def wp_argument(self) -> tuple[str, Mapping[str, str] | None]:
         """(type, items) of the field as a write argument."""
         return self.arg_type, self.arg_items
+
+    # -- the form control facet (the editing pages) ------------------------------
+    def form_value(self, value: object) -> Any:
+        """The value as this type's control shows it (`form_text`)."""
+        return form_text(self.control, value)
+
+    def from_form(self, form: FormData, name: str) -> object:
+        """The request value a posted form gives, or NOT_SENT (`read_form`)."""
+        return read_form(self.control, form, name)
+
+    def form_attrs(self, value: object = None) -> dict[str, str]:
+        """HTML attributes of the control beyond name and value (bounds, steps)."""
+        if self.control == "datetime-local":
+            seconds = isinstance(value, dt.datetime) and value.second
+            return {"step": "1" if seconds else "60"}
+        return {}
+
+    def form_options(self) -> tuple[str, ...]:
+        """The values a select offers (the calendar's records fill link controls)."""
+        return ()

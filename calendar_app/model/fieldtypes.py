@@ -21,13 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import dates, errors, recurrence
+from . import dates, errors, recurrence, rule_form
 from .fieldbase import (
     INT_ITEMS,
     INVALID,
     RESOURCES,
     STRING_ITEMS,
     FieldType,
+    FormData,
     LinkTarget,
     RecordError,
     RequestContext,
@@ -36,7 +37,6 @@ from .fieldbase import (
 )
 from .formats import DATE_PATTERN, OFFSET_PATTERN, URL, digits, parse_bool, truthy, valid_email
 
-# A media file of the tree an image may name instead of a URL.
 _MEDIA = re.compile(r"media/[A-Za-z0-9._/-]+")
 
 
@@ -135,6 +135,9 @@ class Integer(FieldType):
             raise errors.invalid({name: INVALID})
         return value
 
+    def form_attrs(self, value: object = None) -> dict[str, str]:
+        return {k: str(v) for k, v in (("min", self.min), ("max", self.max)) if v is not None}
+
     def json_schema(self) -> dict:
         return {"type": "integer", "minimum": self.min or 0}
 
@@ -163,6 +166,10 @@ class Number(FieldType):
                 and (self.max is None or number <= self.max)):
             raise errors.invalid({name: INVALID})
         return number
+
+    def form_attrs(self, value: object = None) -> dict[str, str]:
+        bounds = (("min", self.min), ("max", self.max))
+        return {"step": "any", **{k: f"{v:g}" for k, v in bounds if v is not None}}
 
     def json_schema(self) -> dict:
         return {"type": "number"}
@@ -267,12 +274,15 @@ class Choice(FieldType):
     def json_schema(self) -> dict:
         return {"enum": list(self.values)}
 
+    def form_options(self) -> tuple[str, ...]:
+        return self.values
+
 
 @dataclass(frozen=True)
 class Timezone(FieldType):
     """An IANA time zone name or a UTC offset (`UTC+2`); sent empty, it is cleared."""
 
-    control = "select"
+    control = "timezone"  # a text input offering the zone names (a datalist)
     finding = "unknown-timezone"
 
     def from_file(self, value: object, key: str) -> object:
@@ -377,7 +387,10 @@ class Link(FieldType):
     body) in requests. A term's link is its parent."""
 
     target: str
-    control = "select"
+
+    @property
+    def control(self) -> str:  # type: ignore[override]  # a venue is searched for
+        return "select" if _resource(self.target).is_term else "picker"
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         if _resource(self.target).is_term:
@@ -403,9 +416,15 @@ class Links(FieldType):
     terms' names or inline bodies in requests."""
 
     target: str
-    control = "select-multiple"
     arg_type = ""
     arg_items = INT_ITEMS
+
+    @property
+    def control(self) -> str:  # type: ignore[override]
+        target = _resource(self.target)
+        if target.is_term:
+            return "term-tree" if target.field("parent") else "term-list"
+        return "picker-multiple"
 
     def from_file(self, value: object, key: str) -> object:
         items = value if isinstance(value, list) else [value]
@@ -538,6 +557,12 @@ class Recurrence(FieldType):
                     raise RecordError(f"recurrence changes {when}: {exc.message}", key,
                                       f"{name}:") from None
         return block
+
+    def form_value(self, value: object) -> Any:
+        return rule_form.show(value)  # type: ignore[arg-type]
+
+    def from_form(self, form: FormData, name: str) -> object:
+        return rule_form.read(form, name)
 
     def from_request(self, raw: object, name: str, ctx: RequestContext) -> object:
         if raw is None or raw == "":

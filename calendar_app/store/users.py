@@ -1,5 +1,9 @@
 """Users, roles and application passwords, kept in a YAML file outside the content tree.
 
+Each user may also have one sign-in password for the editing pages (`sign_in`), chosen
+by the person (`users passwd`); application passwords stay for the HTTP interface and
+never open the pages, nor the reverse.
+
 Passwords are stored only as salted scrypt hashes. Checking one costs ~50 ms on
 purpose, so a successful check is remembered in memory (keyed by an HMAC of the
 credentials with a per-process key, never the password itself).
@@ -32,6 +36,8 @@ _CAPS = {
 }
 
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+MIN_SIGN_IN_LENGTH = 10
+MAX_SIGN_IN_LENGTH = 1024  # scrypt's cost grows with the input: bound what a form can send
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,41 @@ class UserStore:
             self._save(users)
             self._mtime = None
         return password
+
+    def set_sign_in_password(self, name: str, password: str) -> None:
+        """Give an existing user the password for the editing pages (replacing any)."""
+        if not MIN_SIGN_IN_LENGTH <= len(password) <= MAX_SIGN_IN_LENGTH:
+            raise ValueError(f"a sign-in password must have {MIN_SIGN_IN_LENGTH} to "
+                             f"{MAX_SIGN_IN_LENGTH} characters")
+        with self._lock:
+            users = [dict(u) for u in self._load()]
+            entry = next((u for u in users if u["name"] == name), None)
+            if entry is None:
+                raise ValueError(f"no user named {name!r}")
+            entry["sign_in"] = _hash(password, secrets.token_bytes(16))
+            self._save(users)
+            self._mtime = None
+
+    def check_sign_in(self, name: str, password: str) -> User | None:
+        """The user whose sign-in password this is, else None (same cost either way)."""
+        with self._lock:
+            entry = next((u for u in self._load() if u["name"] == name), None)
+        stored = (entry or {}).get("sign_in")
+        if entry is None or not stored or len(password) > MAX_SIGN_IN_LENGTH:
+            _hash(password[:MAX_SIGN_IN_LENGTH], b"0" * 16)
+            return None
+        if not _check(password, stored):
+            return None
+        return User(entry["id"], entry["name"], entry.get("role", "administrator"),
+                    entry.get("email", ""))
+
+    def sign_in_stamp(self, user_id: int) -> str | None:
+        """A short fingerprint of the user's current sign-in password: a session keeps
+        it, so a new password (or removing the user) ends the sessions opened before."""
+        with self._lock:
+            entry = next((u for u in self._load() if u["id"] == user_id), None)
+        stored = (entry or {}).get("sign_in")
+        return hashlib.sha256(stored.encode()).hexdigest()[:16] if stored else None
 
     def remove(self, name: str) -> bool:
         with self._lock:

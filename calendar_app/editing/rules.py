@@ -1,0 +1,32 @@
+"""The rule builder's preview: the dates of a recurring event as the interface will
+list them, computed by the interface's own code (`catalog.occurrences.expanded`) on
+the record a save would write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalog import occurrences
+from ..model import dates, recurrence
+from ..model.records import Record
+from ..wiring import Calendar
+
+SHOWN = 60  # dates listed on the page; the count says how many there are in all
+
+
+def preview(cal: Calendar, record: Record) -> dict[str, Any] | None:
+    """{"summary", "total", "dates": [{start, end, original, cancelled, title}]} of a
+    recurring event as it would be saved, or None for a single event."""
+    block = record.data.get("recurrence")
+    if not block:
+        return None
+    today = cal.service.site_now().date()
+    found = occurrences.expanded(record, cal.catalog.settings, today)
+    listed = []
+    for occ in found[:SHOWN]:
+        listed.append({"start": dates.fmt(occ.start), "end": dates.fmt(occ.end),
+                       "original": dates.fmt(occ.original), "cancelled": occ.cancelled,
+                       "title": str(occ.overrides.get("title") or "")})
+    return {"summary": recurrence.describe(block, record.data["start_date"]),
+            "total": len(found), "dates": listed,
+            "zone": str(record.get("timezone") or cal.service.site_zone_name)}
