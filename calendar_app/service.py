@@ -160,6 +160,26 @@ class Service(Linking):
             self._commit(write, user)
         return result
 
+    def change_together(self, changes: list[tuple[Record, dict]], user: User | None,
+                        message: str, precondition: Precondition | None = None) -> list:
+        """Updates of several records in one commit (a moderation decision); a body
+        {"status": "trash"} trashes. `precondition` is checked on the first record."""
+        checked = [(r, b, self._validate(r.resource, b, r)) for r, b in changes]  # 400 first
+        for record, body in changes:
+            self._check_write_permission(record.resource, user, record,
+                                         "delete" if body.get("status") == "trash" else "edit")
+        with self._writing():
+            write, out = Write(message), []
+            for i, (record, body, values) in enumerate(checked):
+                current = self._current(record, precondition if i == 0 else None)
+                if current.data != record.data:
+                    values = self._validate(current.resource, body, current)
+                current = next((r for r in write.put if r.id == current.id), current)
+                out.append(self._apply_update(current, values, user, write,
+                                              values.get("status") == "trash"))
+            self._commit(write, user)
+        return out
+
     def remove_for_good(self, records: list[Record],
                         describe: Callable[[list[Record]], str]) -> list[Record]:
         """Remove these records' files, retire their ids and unlink them from the events

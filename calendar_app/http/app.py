@@ -93,10 +93,12 @@ def create_app(config: dict | None = None) -> Flask:
 
 
 def _install_views(app: Flask) -> None:
-    """The editing pages, then the interface."""
-    from ..editing import auth, endpoints, views
+    """The editing pages, then the interface, then submissions and their moderation."""
+    from ..editing import auth, endpoints, language, moderation, submit, views
     from . import api
 
+    # The pages' words in the calendar's language (editing/language.py).
+    language.install(app, lambda: app.extensions["calendar"].catalog.settings)
     # First, so that its after-request hook runs last: the pages' own policy and
     # caching win over the interface's defaults.
     auth.init_app(app)
@@ -106,6 +108,8 @@ def _install_views(app: Flask) -> None:
     # The interface keeps Basic auth and application passwords: no CSRF token there.
     for view in (api.bp, api.wp_json_index, api.sync_webhook):
         auth.csrf.exempt(view)
+    submit.install(app)  # public submissions (/submit/) and their queue (/admin/pending/)
+    moderation.install(app)
 
 
 def _install_site(app: Flask, calendar: Calendar) -> None:

@@ -92,6 +92,16 @@ def _sanitize(fragment: str) -> str:
     return _CLEANER.clean(fragment).strip()
 
 
+# A tag as the sanitizer sees one: `<name` then a space, `/` or `>` (not `<https://..>`).
+_TAG_NAME = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)(?=[\s/>])")
+
+
+def disallowed_tags(text: str) -> list[str]:
+    """The names of the HTML tags in `text` that rendering would drop (sorted), so that
+    a form can refuse them instead of publishing a text that reads otherwise."""
+    return sorted({m.group(1).lower() for m in _TAG_NAME.finditer(text)} - _ALLOWED_TAGS)
+
+
 def _autop(text: str) -> str:
     """A small `wpautop`: wrap text that is not inside block-level markup in ``<p>``.
 

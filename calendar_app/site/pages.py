@@ -94,6 +94,17 @@ def event_deps(model: SiteModel, e: EventView) -> tuple[int, ...]:
     return found
 
 
+def submit_url(value: object) -> str:
+    """calendar.yaml's `submit_url` (the app's public submission form) if it is an
+    http(s) address or a path of the site's host; anything else (javascript:...) is
+    left out rather than linked."""
+    text = str(value or "").strip()
+    if text.startswith(("https://", "http://")) or (
+            text.startswith("/") and not text.startswith("//")):
+        return text
+    return ""
+
+
 class Pages:
     def __init__(self, model: SiteModel, env: Environment, base_url: str) -> None:
         self.model = model
@@ -104,7 +115,8 @@ class Pages:
         install_locale(env, model.regional)
         self.site = {"title": settings.get("title", ""),
                      "description": settings.get("description", ""),
-                     "url": base_url}  # for absolute links: feeds to subscribe to
+                     "url": base_url,  # for absolute links: feeds to subscribe to
+                     "submit_url": submit_url(settings.get("submit_url"))}
         self.this_month = paths.month(model.today)
         self._templates: dict = {}
         self._jump_menus: dict[str, Markup] = {}
