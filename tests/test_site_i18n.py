@@ -57,6 +57,11 @@ def make_content(root: Path, settings: str = "") -> Path:
     shutil.copytree(REPO / "content", content)
     for name, text in EXTRA.items():
         (content / name).write_text(text, encoding="utf-8")
+    # The sample names its week's first day; here the locale decides.
+    calendar = content / "calendar.yaml"
+    calendar.write_text("".join(line for line in calendar.read_text(encoding="utf-8")
+                                .splitlines(True) if not line.startswith("week_start:")),
+                        encoding="utf-8")
     if settings:
         with (content / "calendar.yaml").open("a", encoding="utf-8") as out:
             out.write(settings)
