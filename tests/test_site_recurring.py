@@ -63,9 +63,6 @@ def options(content: Path, out: Path, cache: Path) -> Options:
 def make_content(target: Path) -> Path:
     shutil.copytree(REPO / "content", target)
     (target / RELPATH).write_text(SERIES)
-    # Monday-first weeks: February's grid ends on Feb 28, before the March dates.
-    with (target / "calendar.yaml").open("a", encoding="utf-8") as settings:
-        settings.write("week_start: monday\n")
     return target
 
 
