@@ -230,13 +230,16 @@ def test_week_start_orders_the_month_grid(tmp_path: Path) -> None:
 
 
 def test_setting_values() -> None:
-    assert week_start({}) == 0 and week_start({"week_start": ""}) == 0
+    # Without a setting, the locale's first day (CLDR): en_US, the default, is Sunday.
+    assert week_start({}) == 6 and week_start({"week_start": "", "locale": "de_DE"}) == 0
     assert week_start({"week_start": "Sunday"}) == 6
     assert week_start({"week_start": "saturday"}) == 5
     # WordPress's own setting, as the plugin reads it (0 is Sunday); week_start wins.
     assert week_start({"start_of_week": 0}) == 6 and week_start({"start_of_week": 1}) == 0
     assert week_start({"start_of_week": 6, "week_start": "monday"}) == 0
-    assert week_start({"start_of_week": 7}) == 0 and week_start({"start_of_week": "0"}) == 0
+    # Out of range: the locale's first day instead (Monday for de_DE).
+    assert week_start({"start_of_week": 7, "locale": "de_DE"}) == 0
+    assert week_start({"start_of_week": "0", "locale": "de_DE"}) == 0
     assert multiday_cutoff({}) == (dt.timedelta(0), None)
     assert multiday_cutoff({"multiday_cutoff": "01:00"}) == (dt.timedelta(hours=1), None)
     assert multiday_cutoff({"multiday_cutoff": "6:30"}) == (dt.timedelta(hours=6, minutes=30),

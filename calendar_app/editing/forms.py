@@ -158,6 +158,11 @@ def _as_form(f: Field, value: Any) -> MultiDict:
         return MultiDict([(f.name, v) for v in value])
     if f.type.control == "checkbox":
         return MultiDict([(f.name, "true")] if value else [])
+    if value in (None, "") and f.type.control == "select":
+        # A select left alone posts its first option (an event without `event_status`
+        # posts "scheduled"): that is no change.
+        options = f.type.form_options()  # type: ignore[attr-defined]
+        return MultiDict([(f.name, options[0])] if options else [])
     return MultiDict([(f.name, value)] if value is not None else [])
 
 

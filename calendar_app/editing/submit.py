@@ -40,6 +40,7 @@ from ..model.errors import ApiError
 from ..model.formats import valid_email
 from ..model.records import Record
 from ..model.resources import EVENTS
+from ..site.i18n import N_
 from ..store.users import User
 from ..wiring import Calendar
 from . import notify
@@ -75,25 +76,25 @@ class FormField:
 
 # What a visitor fills in. The body fields are the interface's (resources.EVENTS).
 FIELDS = (
-    FormField("title", "Title", 200, required=True),
-    FormField("start_date", "Starts", 40, "datetime-local", required=True),
-    FormField("end_date", "Ends", 40, "datetime-local", required=True),
-    FormField("timezone", "Time zone", 64, "timezone", hint="The time zone the times above "
-              "are in."),
-    FormField("venue", "Venue", 20, "venue", hint="Choose a venue, or name a new one below."),
-    FormField("venue_name", "New venue's name", 200),
-    FormField("venue_address", "New venue's address", 300),
-    FormField("venue_city", "New venue's city", 100),
-    FormField("organizer", "Organizer", 20, "organizer"),
-    FormField("organizer_name", "Or a new organizer's name", 200),
-    FormField("description", "Description", 10_000, "textarea",
-              hint="Plain text or Markdown; a blank line starts a new paragraph."),
-    FormField("website", "Website", 500, "url"),
-    FormField("cost", "Cost", 100, hint="For example 15, 10-20 or Free."),
-    FormField("category", "Category", 20, "category"),
-    FormField("email", "Your e-mail address", 254, "email", required=True,
-              hint="Only the editors see it, to tell you their decision. It is never "
-              "published."),
+    FormField("title", N_("Title"), 200, required=True),
+    FormField("start_date", N_("Starts"), 40, "datetime-local", required=True),
+    FormField("end_date", N_("Ends"), 40, "datetime-local", required=True),
+    FormField("timezone", N_("Time zone"), 64, "timezone", hint=N_("The time zone the times above "
+              "are in.")),
+    FormField("venue", N_("Venue"), 20, "venue", hint=N_("Choose a venue, or name a new one below.")),
+    FormField("venue_name", N_("New venue's name"), 200),
+    FormField("venue_address", N_("New venue's address"), 300),
+    FormField("venue_city", N_("New venue's city"), 100),
+    FormField("organizer", N_("Organizer"), 20, "organizer"),
+    FormField("organizer_name", N_("Or a new organizer's name"), 200),
+    FormField("description", N_("Description"), 10_000, "textarea",
+              hint=N_("Plain text or Markdown; a blank line starts a new paragraph.")),
+    FormField("website", N_("Website"), 500, "url"),
+    FormField("cost", N_("Cost"), 100, hint=N_("For example 15, 10-20 or Free.")),
+    FormField("category", N_("Category"), 20, "category"),
+    FormField("email", N_("Your e-mail address"), 254, "email", required=True,
+              hint=N_("Only the editors see it, to tell you their decision. It is never "
+              "published.")),
 )
 BY_NAME = {f.name: f for f in FIELDS}
 # Where a message about a body field is shown on the form.

@@ -102,9 +102,11 @@ def create_app(config: dict | None = None) -> Flask:
 def _install_views(app: Flask) -> None:
     """The editing pages, then the interface in both namespaces and WordPress's routes,
     then submissions and their moderation."""
-    from ..editing import auth, endpoints, moderation, submit, views
+    from ..editing import auth, endpoints, language, moderation, submit, views
     from . import api, tec_api, wp_core
 
+    # The pages' words in the calendar's language (editing/language.py).
+    language.install(app, lambda: app.extensions["calendar"].catalog.settings)
     # First, so that its after-request hook runs last: the pages' own policy and
     # caching win over the interface's defaults.
     auth.init_app(app)

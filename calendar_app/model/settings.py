@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
 
 from . import dates
 from .clock import Clock
@@ -34,7 +35,9 @@ DEFAULT_SETTINGS: dict = {
     # The plugin's "End of day cutoff": an event ending before this time of the next
     # day is drawn on its first day alone (a party until 1 am with "01:00").
     "multiday_cutoff": "00:00",
-    "week_start": "",  # a day's name; empty: from the locale (Monday without one)
+    "week_start": "",  # a day's name; empty: from the locale (Sunday for en_US)
+    # The site's language and regional formats (docs/i18n.md); `build --locale` overrides.
+    "locale": "en_US",
 }
 PERFORMER_TYPES = ("Person", "PerformingGroup")
 # Settings that must be whole numbers, with the smallest allowed: `check` reports any
@@ -65,14 +68,25 @@ CUTOFF_LATEST_MINUTES = 12 * 60  # the plugin offers the hours of the morning
 def week_start(settings: dict) -> int:
     """The first day of the week, 0 (Monday) to 6 (Sunday), as Python's weekday():
     `week_start` when it names a day, else WordPress's `start_of_week` (0 is Sunday)
-    when calendar.yaml gives it, else Monday (ISO 8601)."""
+    when calendar.yaml gives it, else the locale's first day (CLDR)."""
     value = str(settings.get("week_start") or "").strip().lower()
     if value in WEEKDAY_NAMES:
         return WEEKDAY_NAMES.index(value)
     wordpress = settings.get("start_of_week")
     if isinstance(wordpress, int) and not isinstance(wordpress, bool) and 0 <= wordpress <= 6:
         return (wordpress - 1) % 7
-    return 0
+    return _locale_week_start(str(settings.get("locale") or DEFAULT_SETTINGS["locale"]))
+
+
+@lru_cache(maxsize=64)
+def _locale_week_start(tag: str) -> int:
+    """CLDR's first day of the week for the locale (through Babel): Sunday for en_US,
+    Monday for de_DE, Saturday for ar_EG; an unknown locale is en_US."""
+    from babel import Locale, UnknownLocaleError  # here only: settings stay light
+    try:
+        return Locale.parse(tag.replace("-", "_")).first_week_day
+    except (UnknownLocaleError, ValueError, TypeError):
+        return Locale.parse(DEFAULT_SETTINGS["locale"]).first_week_day
 
 
 def multiday_cutoff(settings: dict) -> tuple[dt.timedelta, str | None]:
@@ -103,7 +117,20 @@ def setting_problems(settings: dict) -> list[tuple[str, str]]:
     if day and str(day).strip().lower() not in WEEKDAY_NAMES:
         problem = f"week_start must name a day (monday ... sunday), not {day!r}"
         found.append(("week_start", problem))
+    if "locale" in settings and (problem := locale_problem(settings["locale"])):
+        found.append(("locale", problem))
     return found
+
+
+def locale_problem(tag: object) -> str | None:
+    """What is wrong with a locale's name (None when CLDR knows it)."""
+    # Babel only here: `check` and every reader of settings stay light until asked.
+    from babel import Locale, UnknownLocaleError
+    try:
+        Locale.parse(str(tag).replace("-", "_"))
+    except (UnknownLocaleError, ValueError, TypeError):
+        return f"unknown locale {tag!r} (a language and region such as de_DE or fr_FR)"
+    return None
 
 
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})")

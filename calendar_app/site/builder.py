@@ -47,6 +47,7 @@ class Options:
     out: Path = DEFAULT_OUT
     templates: Path | None = None
     base_url: str | None = None
+    locale: str | None = None  # --locale: instead of calendar.yaml's (docs/i18n.md)
     now: dt.datetime | None = None  # fixed "now" (tests); default the system clock
     cache_dir: Path | None = None
     progress: bool = True
@@ -207,7 +208,7 @@ class Builder:
         """What every output's signature includes besides its records."""
         site_tz = dates.zone(str(catalog.settings.get("timezone") or "UTC"))
         today = dates.from_utc(now.astimezone(dt.UTC).replace(tzinfo=None), site_tz).date()
-        settings = repr(sorted(catalog.settings.items()))
+        settings = repr((sorted(catalog.settings.items()), self.options.locale))
         return hashlib.blake2b(
             # The header's "Month" link is on every page: a new month rebuilds all.
             f"{BUILDER_VERSION}\0{base_url}\0{self._templates()}\0"
@@ -219,7 +220,7 @@ class Builder:
         self._last = None
         rep = BuildRepresenter(CountingCatalog(catalog),  # type: ignore[arg-type]
                                base_url, base_url.rstrip("/") + DEFAULT_BASE_PATH)
-        model = SiteModel(rep.catalog, rep, now)  # type: ignore[arg-type]
+        model = SiteModel(rep.catalog, rep, now, self.options.locale)  # type: ignore[arg-type]
         model.api_rep = BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
                                          rep.rest_root)
         pages = Pages(model, self.env, base_url)
@@ -533,7 +534,7 @@ def setting_problems(catalog: Catalog) -> list[Problem]:
     path = catalog.tree.root / SETTINGS_FILE
     text = path.read_text("utf-8", "replace") if path.exists() else ""
     return [Problem(SETTINGS_FILE, key_line(text, key), f"{problem}; using "
-                    f"{DEFAULT_SETTINGS[key]}") for key, problem in found]
+                    f"{DEFAULT_SETTINGS.get(key, 'the locale’s')}") for key, problem in found]
 
 
 def _own_outputs(last: _Last, record: Record) -> set[str]:

@@ -9,6 +9,7 @@ answered to for years (and that other calendars' "add" menus use).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote
@@ -36,11 +37,13 @@ def webcal_url(feed_url: str) -> str:
     return "webcal://" + feed_url.split("://", 1)[-1]
 
 
-def subscribe_links(feed_url: str, name: str) -> list[CalendarLink]:
-    """Subscribing to the feed at `feed_url` (https), called `name` in the app."""
+def subscribe_links(gettext: Callable[[str], str], feed_url: str,
+                    name: str) -> list[CalendarLink]:
+    """Subscribing to the feed at `feed_url` (https), called `name` in the app. The
+    services' names are their own (not translated); `gettext` translates the rest."""
     webcal = webcal_url(feed_url)
     by_url = query_string({"url": feed_url, "name": name})
-    return [CalendarLink("Apple Calendar and other apps", webcal),
+    return [CalendarLink(gettext("Apple Calendar and other apps"), webcal),
             # Google takes the webcal address; Outlook the https one.
             CalendarLink("Google Calendar", GOOGLE_SUBSCRIBE + _quote(webcal)),
             CalendarLink("Outlook.com", OUTLOOK_COM + "addfromweb?" + by_url),

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from ..model.settings import locale_problem
 from ..store.starter import BUNDLED_CONTENT
 from . import safety
 from .builder import DEFAULT_OUT, LOCALHOST_URL, Builder, Options, Report, print_problems
@@ -32,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", default=None,
                         help="public address of the site, e.g. https://example.org/calendar/ "
                              "(default: url in calendar.yaml)")
+    parser.add_argument("--locale", type=_locale, default=None,
+                        help="language and regional formats, e.g. de_DE (default: locale "
+                             "in calendar.yaml, else en_US)")
     parser.add_argument("--watch", action="store_true",
                         help="rebuild whenever a content or template file is saved")
     parser.add_argument("--keep-going", action="store_true",
@@ -40,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "exit 1; --watch always goes on)")
     # The default since --keep-going came: accepted so that existing CI scripts still run.
     parser.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
+
+
+def _locale(value: str) -> str:
+    problem = locale_problem(value)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -88,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         content = content_of(args)
         options = Options(content=content, out=args.out, templates=args.templates,
                           base_url=args.base_url, keep_going=args.keep_going or args.watch,
-                          force=args.force)
+                          force=args.force, locale=args.locale)
         builder = Builder(options)
     except safety.BuildRefused as exc:  # nothing read, nothing written
         print(f"error: {exc}", file=sys.stderr)

@@ -57,7 +57,7 @@ def _month(pages: Pages, path: str, first: dt.date, low: dt.date, high: dt.date)
         before, after = add_months(first, -1), add_months(first, 1)
         return pages.render(
             "embed_month.html", path, month=first, weeks=weeks,
-            weekdays=weekdays(model.settings), agenda=month_agenda(model, first),
+            weekdays=weekdays(model), agenda=month_agenda(model, first),
             day_paths={c.day: paths.day(c.day) for w in weeks for c in w if c.count},
             canonical="", full_month=paths.month(first),
             prev_month=Nav(before, paths.embed_month(before)) if first > low else None,

@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..model.settings import week_start
+from .i18n import Regional
 from .model import EventView, SiteModel
 
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MAX_LANES = 3
 
 
@@ -81,10 +81,9 @@ def grid_days(first: dt.date, settings: dict) -> tuple[dt.date, dt.date]:
     return weeks[0][0], weeks[-1][-1]
 
 
-def weekdays(settings: dict) -> tuple[str, ...]:
-    """The days' names in the order of the calendar's week."""
-    start = week_start(settings)
-    return WEEKDAYS[start:] + WEEKDAYS[:start]
+def weekdays(model: SiteModel) -> list[tuple[str, str]]:
+    """The days' (full, short) names in the language and order of the calendar's week."""
+    return model.regional.weekdays(week_start(model.settings))
 
 
 def week_of(day: dt.date, settings: dict) -> dt.date:
@@ -142,18 +141,17 @@ def month_agenda(model: SiteModel, first: dt.date) -> list[AgendaItem]:
     days = (add_months(first, 1) - first).days
     found = {e.id: e for i in range(days)
              for e in model.by_day.get(first + dt.timedelta(days=i), ())}
-    return [AgendaItem(e, *day_span(e))
+    return [AgendaItem(e, *day_span(e, model.regional))
             for e in sorted(found.values(), key=lambda e: (e.start_utc, e.end_utc, e.id))]
 
 
-def day_span(event: EventView) -> tuple[str, str | None]:
+def day_span(event: EventView, regional: Regional) -> tuple[str, str | None]:
     """("Dec 12", "Dec 20"), years named when they differ; ("Sat, Dec 5", None)."""
     start, end = event.first_day, event.last_day
     if start == end:
-        return f"{start:%a, %b} {start.day}", None
-    if start.year != end.year:
-        return f"{start:%b} {start.day}, {start.year}", f"{end:%b} {end.day}, {end.year}"
-    return f"{start:%b} {start.day}", f"{end:%b} {end.day}"
+        return regional.short_date(start), None
+    years = start.year != end.year
+    return regional.day_month(start, years), regional.day_month(end, years)
 
 
 def add_months(first: dt.date, months: int) -> dt.date:

@@ -81,12 +81,13 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str,
         html_to_text(str(event.excerpt), page_url))
     organizers, unreachable = organizer_lines(event.organizers)
     if unreachable:  # no address to write them as ORGANIZER or ATTENDEE
-        description = "\n\n".join(filter(None, [description, "Organized by: " + unreachable]))
+        organized = model.regional.gettext("Organized by: %(names)s") % {"names": unreachable}
+        description = "\n\n".join(filter(None, [description, organized]))
     if description:
         lines.append("DESCRIPTION:" + text(description))
     lines.append("URL:" + uri(page_url))
     if event.venue is not None:
-        lines.append("LOCATION:" + text(", ".join(address_lines(event.venue, with_name=True))))
+        lines.append("LOCATION:" + text(", ".join(address_lines(event.venue, True, model.territory))))
         lat, lng = event.venue.get("geo_lat"), event.venue.get("geo_lng")
         if lat is not None and lng is not None:
             lines.append(f"GEO:{float(lat):.6f};{float(lng):.6f}")

@@ -25,7 +25,8 @@ from ..model import cost, dates, markup, recurrence
 from ..model.records import Record
 from ..model.resources import EVENTS
 from ..model.settings import multiday_cutoff
-from . import paths, zonenames
+from . import addresses, paths
+from .i18n import Regional, site_locale
 
 PUBLISHED = "publish"
 _STATUS_TYPE = EVENTS.field("event_status").type  # type: ignore[union-attr]
@@ -132,11 +133,6 @@ class EventView:
         return dates.zone(self.tzname)
 
     @property
-    def zone_name(self) -> str:
-        """"Pacific Time" for America/Los_Angeles (zonenames)."""
-        return zonenames.zone_name(self.tzname, self.start.year)
-
-    @property
     def abbr(self) -> str:
         return dates.abbreviation(self.start, self.zone, self.tzname)
 
@@ -186,19 +182,24 @@ def _plain_start(html: str, length: int) -> str:
     return markup.plain_text(html)
 
 
-def address_lines(venue: Record, with_name: bool = False) -> list[str]:
+def address_lines(venue: Record, with_name: bool = False,
+                  territory: str | None = None) -> list[str]:
+    """The venue's address in its country's order (addresses.py); a venue that names
+    no country known there is taken to be in `territory` (the calendar's locale's)."""
     region = venue.get("stateprovince") or venue.get("state") or venue.get("province") or ""
-    locality = " ".join(p for p in (str(venue.get("city", "")) + ("," if region else ""),
-                                    str(region), str(venue.get("zip", ""))) if p.strip(","))
     lines = [venue.name] if with_name else []
-    lines += [str(v) for v in (venue.get("address"), locality.strip(" ,"),
-                               venue.get("country")) if v]
+    lines += addresses.postal_lines(str(venue.get("address") or ""),
+                                    str(venue.get("city") or ""), str(region),
+                                    str(venue.get("zip") or ""),
+                                    addresses.country_code(venue.get("country"), territory))
+    if venue.get("country"):
+        lines.append(str(venue.get("country")))
     return lines
 
 
-def map_url(venue: Record) -> str | None:
+def map_url(venue: Record, territory: str | None = None) -> str | None:
     """A map search for the venue's address (or its coordinates), None when unknown."""
-    query = ", ".join(address_lines(venue))
+    query = ", ".join(address_lines(venue, territory=territory))
     if not query and venue.get("geo_lat") is not None and venue.get("geo_lng") is not None:
         query = f"{venue.data['geo_lat']},{venue.data['geo_lng']}"
     if not query:
@@ -209,10 +210,15 @@ def map_url(venue: Record) -> str | None:
 class SiteModel:
     """Published records of one catalog at one moment, indexed for the pages."""
 
-    def __init__(self, catalog: Catalog, rep: Representer, now: dt.datetime) -> None:
+    def __init__(self, catalog: Catalog, rep: Representer, now: dt.datetime,
+                 locale: str | None = None) -> None:
         self.catalog = catalog
         self.rep = rep
-        self.settings = catalog.settings
+        # `locale` (build --locale) stands in for calendar.yaml's, for every reader of
+        # the settings (the week's first day among them).
+        self.settings = dict(catalog.settings, locale=site_locale(catalog.settings, locale))
+        self.regional = Regional(self.settings["locale"])
+        self.territory = self.regional.locale.territory
         self.site_tz = str(self.settings.get("timezone") or "UTC")
         self.cutoff = multiday_cutoff(self.settings)[0]
         self.now_utc = now.astimezone(dt.UTC).replace(tzinfo=None)
@@ -464,8 +470,9 @@ class SiteModel:
             "currency_position", "prefix")
         foreign = cost.foreign_symbol(record.get("currency_code"),
                                       self.settings.get("currency_code"))
-        return Markup(cost.format_cost(record.get("cost"), str(symbol), str(position),
-                                       foreign))
+        code = str(record.get("currency_code") or self.settings.get("currency_code") or "")
+        return Markup(self.regional.cost(record.get("cost"), code, str(symbol), str(position),
+                                         foreign))
 
     def image_url(self, value: object) -> str | None:
         """Remote images as they are; local media as a site path (copied by the build)."""

@@ -16,15 +16,37 @@ from ..model import markup
 from ..model.records import Record
 from . import paths
 from .grid import add_months, grid_days, month_agenda, month_grid, months_between, weekdays
+from .i18n import N_, N_plural
 from .jsonld import page_json_ld
 from .meta import HeadMeta, shorten
 from .model import EventView, SiteModel, address_lines, map_url
 from .plan import Output, ids
+from .render import install_locale
 
 SITE_DATA = paths.ASSETS + "calendar-data.js"
 UPCOMING_DATES = 10  # dates of a series listed on its pages (and how many more)
-MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
-                       "Nov", "Dec")
+# Words of the scripts (now.js, search.js, jump-month.js), given to them translated
+# in calendar-data.js; the scripts fill in "{n}", "{limit}", "{min}" and "{max}".
+SCRIPT_MESSAGES = {
+    "today": N_("Today"), "past": N_("past"), "none": N_("No events match."),
+    "type": N_("Type a word or choose a filter."),
+    "month_range": N_("Choose a month from {min} to {max}."),
+}
+# The kinds of record (model/resources.py's labels) as page headings name them.
+RESOURCE_LABELS = frozenset({N_("Event"), N_("Venue"), N_("Organizer"), N_("Category"),
+                             N_("Tag")})
+# An event's status as pages label it (model/resources.py's EVENT_STATUS_LABELS).
+STATUS_LABELS = frozenset({N_("Canceled"), N_("Postponed")})
+# Counted ones: a text for each plural category (CLDR's, as the browser's
+# Intl.PluralRules names them) of the language.
+SCRIPT_PLURALS = {
+    "ended": N_plural("No longer listed here, as it has ended since this page was published: "
+                      "{n} event.", "No longer listed here, as they have ended since this "
+                      "page was published: {n} events."),
+    "found": N_plural("{n} event matches.", "{n} events match."),
+    "shown": N_plural("{n} event matches; the first {limit} are shown.",
+                      "{n} events match; the first {limit} are shown."),
+}
 
 
 @dataclass
@@ -89,6 +111,8 @@ class Pages:
         self.env = env
         self.base_url = base_url
         settings = model.settings
+        self.regional = model.regional
+        install_locale(env, model.regional)
         self.site = {"title": settings.get("title", ""),
                      "description": settings.get("description", ""),
                      "url": base_url,  # for absolute links: feeds to subscribe to
@@ -111,7 +135,9 @@ class Pages:
         # `root` + a path (a dozen |url filter calls a page, 47,000 pages a build).
         # Markup: a path of "../", never escaped (a dozen times a page).
         root = Markup(context.get("absolute_root") or paths.root_of(path))
-        return tpl.render(site=self.site, lang="en", page_path=path, root=root,
+        return tpl.render(site=self.site, lang=self.regional.lang, dir=self.regional.dir,
+                          back=self.regional.back, forward=self.regional.forward,
+                          page_path=path, root=root,
                           this_month=self.this_month, **self.item_helpers,
                           **context).encode("utf-8")
 
@@ -146,7 +172,7 @@ class Pages:
             years: dict[int, list[tuple[str, str, str]]] = {}
             for first in months_between(low, high):
                 years.setdefault(first.year, []).append(
-                    (f"{first:%Y-%m}", MONTH_ABBREVIATIONS[first.month - 1],
+                    (f"{first:%Y-%m}", self.regional.month_abbr(first.month),
                      root + paths.month(first)))
             found = self._jump_menus[root] = Markup(self.env.get_template(
                 "_jump_month.html").render(years=years, low=f"{low:%Y-%m}",
@@ -181,8 +207,12 @@ class Pages:
         time zone and the months that have a page (one small file, not in every page:
         a new last month rewrites it alone)."""
         low, high = self.model.month_range()
+        _ = self.regional.gettext
         data = {"timezone": self.model.site_tz, "firstMonth": f"{low:%Y-%m}",
-                "lastMonth": f"{high:%Y-%m}"}
+                "lastMonth": f"{high:%Y-%m}", "lang": self.regional.lang,
+                "text": {key: _(message) for key, message in SCRIPT_MESSAGES.items()},
+                "plurals": {key: self.regional.plural_forms(*pair)
+                            for key, pair in SCRIPT_PLURALS.items()}}
         text = f"window.calendarSite={json.dumps(data)};\n"
         return Output(SITE_DATA, (), text, lambda: text.encode(), kind="asset")
 
@@ -198,10 +228,11 @@ class Pages:
             yield events[(number - 1) * size: number * size], Pagination(number, pages, base)
 
     def lists(self) -> Iterator[Output]:
+        _ = self.regional.gettext
         for base, events, heading, empty, section in (
-                (paths.UPCOMING, self.model.upcoming, "Upcoming events",
-                 "No upcoming events.", "upcoming"),
-                (paths.PAST, self.model.past, "Past events", "No past events.", "past")):
+                (paths.UPCOMING, self.model.upcoming, _("Upcoming events"),
+                 _("No upcoming events."), "upcoming"),
+                (paths.PAST, self.model.past, _("Past events"), _("No past events."), "past")):
             for chunk, pagination in self.paged(base, events):
                 number, pages = pagination.number, pagination.pages
                 outputs = [paths.list_page(base, number)]
@@ -243,7 +274,7 @@ class Pages:
             prev_first, next_first = add_months(first, -1), add_months(first, 1)
             return self.render(
                 "month.html", path, month=first, weeks=weeks,
-                weekdays=weekdays(self.model.settings),
+                weekdays=weekdays(self.model),
                 agenda=month_agenda(self.model, first), site_tz=self.model.site_tz,
                 day_paths=day_paths, section="month", jump_month=self.jump_menu(path),
                 prev_month=Nav(prev_first, paths.month(prev_first)) if first > low else None,
@@ -303,8 +334,8 @@ class Pages:
             else None,
             cost=model.cost_text(e), website=e.record.get("website"),
             venue_path=model.page_of(venue) if venue else None,
-            venue_address=address_lines(venue) if venue else [],
-            map_url=map_url(venue) if venue is not None and show_link else None,
+            venue_address=address_lines(venue, territory=model.territory) if venue else [],
+            map_url=map_url(venue, model.territory) if venue is not None and show_link else None,
             term_paths={t.id: model.page_of(t) for t in (*e.categories, *e.tags)},
             organizer_paths={o.id: model.page_of(o) for o in e.organizers},
             breadcrumbs=[{"name": c.name, "path": model.page_of(c)}
@@ -337,8 +368,11 @@ class Pages:
     def _render_collection(self, record: Record, path: str, events: list[EventView],
                            pagination: Pagination) -> bytes:
         model = self.model
-        kind = record.resource.label
-        context: dict = {"record": record, "kind": kind, "heading": f"{kind}: {record.name}",
+        _ = self.regional.gettext
+        kind = _(record.resource.label)  # one of RESOURCE_LABELS (a test checks)
+        context: dict = {"record": record, "kind": kind,
+                         "heading": _("%(kind)s: %(name)s") % {"kind": kind,
+                                                               "name": record.name},
                          "events": events, "pagination": pagination,
                          "canonical": self.base_url + paths.folder(path),
                          "ics_path": pagination.base + "calendar.ics",
@@ -355,9 +389,9 @@ class Pages:
                                         or self.site["description"]),
             context["canonical"], body["image"]["url"] if body and body.get("image") else "")
         if record.collection == "venues":
-            context["address"] = address_lines(record)
+            context["address"] = address_lines(record, territory=model.territory)
             if record.get("show_map_link", True):
-                context["map_url"] = map_url(record)
+                context["map_url"] = map_url(record, model.territory)
         if record.collection in ("venues", "organizers"):
             context["contact"] = {k: record.get(k) for k in ("phone", "email", "website")
                                   if record.collection == "organizers" or k != "email"}

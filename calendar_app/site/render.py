@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
-from functools import lru_cache
+from functools import partial
 from pathlib import Path
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, pass_context, select_autoescape
 from markupsafe import Markup, escape
 
 from ..model import dates
+from ..model.settings import DEFAULT_SETTINGS
 from . import paths
 from .calendar_links import event_links, subscribe_links
+from .i18n import Regional
 from .model import EventView
 
 BUNDLED_TEMPLATES = Path(__file__).resolve().parents[2] / "site_templates"
@@ -23,17 +24,29 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     """A user folder overrides our templates file by file (ChoiceLoader order)."""
     loaders = [FileSystemLoader(str(user_templates))] if user_templates else []
     loaders.append(FileSystemLoader(str(BUNDLED_TEMPLATES)))
-    env = Environment(loader=ChoiceLoader(loaders),
+    env = Environment(loader=ChoiceLoader(loaders), extensions=["jinja2.ext.i18n"],
                       autoescape=select_autoescape(["html", "xml"]),
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                       # The builder clears the cache when the templates' digest changes.
                       auto_reload=False)
-    env.filters.update(url=_url, long_date=long_date, short_date=short_date,
-                       clock=clock, iso=iso_moment, month_name=month_name)
-    env.globals.update(when=when, page_links=page_links, cached_item=cached_item,
-                       subscribe_links=subscribe_links, event_links=event_links,
-                       rendered_once=rendered_once)
+    env.filters.update(url=_url, iso=iso_moment)
+    env.globals.update(page_links=page_links, cached_item=cached_item,
+                       rendered_once=rendered_once, event_links=event_links)
+    install_locale(env, Regional(DEFAULT_SETTINGS["locale"]))
     return env
+
+
+def install_locale(env: Environment, regional: Regional) -> None:
+    """The messages and formats of `regional` in every template rendered after this:
+    Jinja looks filters and globals up when a template renders, not when it loads."""
+    env.install_gettext_translations(regional.translations, newstyle=True)  # type: ignore[attr-defined]
+    env.filters.update(long_date=regional.long_date, short_date=regional.short_date,
+                       clock=regional.clock, month_name=regional.month_name,
+                       month_abbr=regional.month_abbr,
+                       zone_name=lambda e: regional.zone_name(e.tzname, e.start.year))
+    env.globals.update(
+        when=partial(when, regional), regional=regional,
+        subscribe_links=partial(subscribe_links, regional.gettext))
 
 
 def templates_digest(env: Environment) -> str:
@@ -142,7 +155,7 @@ def rendered_once(ctx, macro, *args: object) -> Markup:
     shows alike (the footer's Subscribe menu) costs one render, not 40,000. Keyed by
     the macro's code too, which a change of templates recompiles."""
     key = (macro._func.__code__, args, ctx.get("root"), ctx.get("absolute_root"),
-           ctx["site"].get("url"))
+           ctx["site"].get("url"), ctx.get("lang"))
     found = _ONCE.get(key)
     if found is None:
         found = _ONCE[key] = Markup(macro(*args))
@@ -171,36 +184,6 @@ def page_links(ctx, pagination) -> Markup:
     return Markup("\n".join(lines))
 
 
-def long_date(day: dt.date | dt.datetime) -> str:
-    return _long_date(day.year, day.month, day.day)
-
-
-def short_date(day: dt.date | dt.datetime) -> str:
-    return _short_date(day.year, day.month, day.day)
-
-
-# strftime is slow and a build formats the same few thousand days 100,000 times.
-@lru_cache(maxsize=8192)
-def _long_date(year: int, month: int, day: int) -> str:
-    date = dt.date(year, month, day)
-    return f"{date:%A}, {date:%B} {day}, {year}"
-
-
-@lru_cache(maxsize=8192)
-def _short_date(year: int, month: int, day: int) -> str:
-    return f"{dt.date(year, month, day):%a, %b} {day}"
-
-
-def month_name(day: dt.date) -> str:
-    return f"{day:%B} {day.year}"
-
-
-def clock(moment: dt.datetime) -> str:
-    hour = moment.hour % 12 or 12
-    suffix = "am" if moment.hour < 12 else "pm"
-    return f"{hour}:{moment.minute:02d} {suffix}"
-
-
 def iso_moment(event: EventView, which: str = "start") -> str:
     """Machine-readable value of a <time> element: a date for all-day events."""
     moment = event.start if which == "start" else event.end
@@ -209,14 +192,19 @@ def iso_moment(event: EventView, which: str = "start") -> str:
     return dates.offset_iso(moment, event.zone)
 
 
-def when(event: EventView) -> str:
+def when(regional: Regional, event: EventView) -> str:
     """The event's date and time as a reader wants it, zone included."""
+    _ = regional.gettext
+    date, clock = regional.long_date, regional.clock
     if event.all_day:
         if event.multi_day:
-            return (f"{long_date(event.first_day)} – {long_date(event.last_day)}, all day")
-        return f"{long_date(event.first_day)}, all day"
+            return _("%(first)s – %(last)s, all day") % {
+                "first": date(event.first_day), "last": date(event.last_day)}
+        return _("%(day)s, all day") % {"day": date(event.first_day)}
     if event.start.date() == event.end.date():
-        return (f"{long_date(event.start)}, {clock(event.start)} – {clock(event.end)} "
-                f"{event.abbr}")
-    return (f"{long_date(event.start)}, {clock(event.start)} {event.abbr} – "
-            f"{long_date(event.end)}, {clock(event.end)} {event.end_abbr}")
+        return _("%(day)s, %(start)s – %(end)s %(zone)s") % {
+            "day": date(event.start), "start": clock(event.start), "end": clock(event.end),
+            "zone": event.abbr}
+    return _("%(first)s, %(start)s %(zone)s – %(last)s, %(end)s %(end_zone)s") % {
+        "first": date(event.start), "start": clock(event.start), "zone": event.abbr,
+        "last": date(event.end), "end": clock(event.end), "end_zone": event.end_abbr}

@@ -160,7 +160,7 @@ def _week(pages: Pages, path: str, first: dt.date, nav: tuple[Nav | None, Nav | 
         # A month that has a page: the first week may begin in the month before it.
         month = max(first.replace(day=1), model.month_range()[0])
         return pages.render(
-            "week.html", path, week=week, weekdays=weekdays(model.settings),
+            "week.html", path, week=week, weekdays=weekdays(model),
             site_tz=model.site_tz, section="week", prev_week=nav[0], next_week=nav[1],
             month_day=month, month_path=paths.month(month),
             canonical=pages.base_url + paths.folder(paths.week(first)))

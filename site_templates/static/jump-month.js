@@ -16,7 +16,8 @@
       if (link) {
         window.location.href = link.href;
       } else {
-        error.textContent = "Choose a month from " + field.min + " to " + field.max + ".";
+        error.textContent = window.calendarSite.text.month_range
+          .replace("{min}", field.min).replace("{max}", field.max);
       }
     });
   });

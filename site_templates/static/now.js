@@ -10,6 +10,14 @@
   var now = new Date();
   var today = localDay(now, site.timezone);
 
+  // The page's language's text for `n` (calendar-data.js has one a plural category).
+  function counted(site, key, n) {
+    var forms = site.plurals[key];
+    var form = forms[new Intl.PluralRules(site.lang).select(n)] || forms.other;
+    return form.replace("{n}", String(n));
+  }
+  window.calendarCounted = counted;
+
   function localDay(moment, zone) {
     var parts = {};
     new Intl.DateTimeFormat("en-US", {timeZone: zone, year: "numeric", month: "2-digit",
@@ -34,7 +42,7 @@
       }
     });
     var note = list.querySelector(".ended-note");
-    note.querySelector(".ended-count").textContent = ended === 1 ? "1 event" : ended + " events";
+    note.querySelector(".ended-count").textContent = counted(site, "ended", ended);
     note.hidden = false;
   }
 
@@ -56,7 +64,7 @@
     if (!label) {
       label = document.createElement("span");
       label.className = "today-label";
-      label.textContent = "Today";
+      label.textContent = site.text.today;
     }
     cell.classList.add("today");
     cell.setAttribute("aria-current", "date");

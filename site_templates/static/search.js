@@ -46,9 +46,10 @@
     });
   }
 
-  var dayFormat = new Intl.DateTimeFormat("en-US", {timeZone: "UTC", weekday: "short",
+  var site = window.calendarSite;
+  var dayFormat = new Intl.DateTimeFormat(site.lang, {timeZone: "UTC", weekday: "short",
     month: "short", day: "numeric", year: "numeric"});
-  var timeFormat = new Intl.DateTimeFormat("en-US", {timeZone: "UTC", hour: "numeric",
+  var timeFormat = new Intl.DateTimeFormat(site.lang, {timeZone: "UTC", hour: "numeric",
     minute: "2-digit"});
 
   function shownDate(start) {
@@ -72,7 +73,7 @@
     if (event.end < now) {
       var past = document.createElement("span");
       past.className = "search-past";
-      past.textContent = "past";
+      past.textContent = site.text.past;
       li.append(" ", past);
     }
     return li;
@@ -91,7 +92,7 @@
     history.replaceState(null, "", params.toString() ? "?" + params : location.pathname);
     results.textContent = "";
     if (!terms.length && !category && !venue && !free) {
-      status.textContent = "Type a word or choose a filter.";
+      status.textContent = site.text.type;
       return;
     }
     var now = Date.now();
@@ -101,10 +102,10 @@
     var past = found.filter(function (e) { return e.end < now; }).reverse();
     found = upcoming.concat(past);
     found.slice(0, LIMIT).forEach(function (e) { results.append(item(e, now)); });
-    status.textContent = !found.length ? "No events match."
-      : found.length === 1 ? "1 event matches."
-      : found.length > LIMIT ? found.length + " events match; the first " + LIMIT + " are shown."
-      : found.length + " events match.";
+    status.textContent = !found.length ? site.text.none
+      : found.length > LIMIT
+        ? window.calendarCounted(site, "shown", found.length).replace("{limit}", LIMIT)
+        : window.calendarCounted(site, "found", found.length);
   }
 
   var params = new URLSearchParams(location.search);
