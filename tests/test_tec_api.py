@@ -342,8 +342,8 @@ def test_users_me_and_settings(client, admin, auth) -> None:
     s = client.get("/wp-json/wp/v2/settings", headers=admin).get_json()
     assert (s["title"], s["timezone"], s["date_format"], s["time_format"],
             s["start_of_week"], s["language"]) == (
-        "Riverside Arts & Community Calendar", "America/Los_Angeles", "F j, Y", "g:i a", 1,
-        "en_US")
+        "Riverside Arts & Community Calendar", "America/Los_Angeles", "F j, Y", "g:i a", 0,
+        "en_US")  # the sample's weeks start on Sunday (week_start), WordPress's 0
     assert "gmt_offset" not in s and "timezone_string" not in s
 
 

@@ -16,7 +16,7 @@ from ..model import dates, errors
 from ..model.errors import ApiError
 from ..model.records import Record
 from ..model.resources import RESOURCES, Resource
-from ..model.settings import setting_number
+from ..model.settings import week_start
 from ..service import term_capability
 from ..store.users import User
 from . import api, tec_api
@@ -115,7 +115,7 @@ def users_me() -> Response:
     if request.args.get("context") == "edit":
         caps = _capabilities(user)
         body.update(username=user.name, first_name="", last_name="", email=user.email,
-                    locale=str(_setting("language")), nickname=user.name,
+                    locale=str(_setting("locale")), nickname=user.name,
                     roles=[user.role], registered_date="1970-01-01T00:00:00+00:00",
                     capabilities=caps, extra_capabilities={user.role: True})
     body.update(meta=[], _links={"self": [{"href": f"{site}/wp-json/wp/v2/users/{user.id}"}],
@@ -135,8 +135,9 @@ def settings() -> Response:
         "email": str(_setting("email")), "timezone": zone,
         "date_format": str(_setting("date_format")),
         "time_format": str(_setting("time_format")),
-        "start_of_week": setting_number(api.calendar().catalog.settings, "start_of_week")[0],
-        "language": str(_setting("language")), "use_smilies": True, "default_category": 1,
+        # WordPress counts weekdays from Sunday (0), Python from Monday (0).
+        "start_of_week": (week_start(api.calendar().catalog.settings) + 1) % 7,
+        "language": str(_setting("locale")), "use_smilies": True, "default_category": 1,
         "default_post_format": "0",
         "posts_per_page": lists.request_defaults(api.calendar().reader)["per_page"],
         "show_on_front": "posts", "page_on_front": 0, "page_for_posts": 0,

@@ -26,12 +26,11 @@ DEFAULT_SETTINGS: dict = {
     # The schema.org type of every event's performers (docs/content-format.md).
     "performer_type": "Person",
     "recurrence_horizon_days": 730,  # endless recurrence rules are expanded this far
-    # WordPress's general settings, as `/wp-json/wp/v2/settings` answers them.
+    # WordPress's general settings, as `/wp-json/wp/v2/settings` answers them (its week
+    # start and language are `week_start` and `locale` below).
     "email": "",
     "date_format": "F j, Y",
     "time_format": "g:i a",
-    "start_of_week": 1,  # 0 = Sunday
-    "language": "en_US",
     # The plugin's "End of day cutoff": an event ending before this time of the next
     # day is drawn on its first day alone (a party until 1 am with "01:00").
     "multiday_cutoff": "00:00",
@@ -45,7 +44,7 @@ PERFORMER_TYPES = ("Person", "PerformingGroup")
 # Whole-number settings and the range each must fall in. A recurrence horizon has an
 # upper bound so that an endless rule cannot be expanded for centuries.
 WHOLE_NUMBER_SETTINGS = {"feed_past_days": (0, None), "feed_refresh_minutes": (1, None),
-                         "recurrence_horizon_days": (1, 36500), "start_of_week": (0, 6)}
+                         "recurrence_horizon_days": (1, 36500)}
 
 
 def setting_number(settings: dict, key: str) -> tuple[int, str | None]:
