@@ -9,8 +9,8 @@ import contextlib
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
+from .bodycontext import BodyContext
 from .catalog.catalog import Catalog
 from .catalog.policy import may_read
 from .linking import Linking, Write
@@ -22,8 +22,9 @@ from .model.ids import MAX_ID
 from .model.records import Record, to_file
 from .model.resources import EVENTS, RESOURCES, Resource, yaml_fields
 from .store import yamlfile
-from .store.content import GitError, WritesBlocked
+from .store.content import WritesBlocked
 from .store.users import User, UserStore
+from .store.writechecks import check_sizes, storage_advice
 from .sync.idlease import LeaseUnavailable
 
 log = logging.getLogger(__name__)
@@ -306,7 +307,7 @@ class Service(Linking):
         if resource.is_term and not resource.hierarchical and "parent" in body:
             raise ApiError(400, "rest_taxonomy_not_hierarchical",
                            "Can not set resource parent, taxonomy is not hierarchical.")
-        ctx = _BodyContext(self, resource, record)
+        ctx = BodyContext(self, resource, record)
         for f in resource.writable_fields:
             if f.name not in body:  # `date_utc` alone is read below
                 continue
@@ -541,7 +542,7 @@ class Service(Linking):
 
     # -- committing ------------------------------------------------------------
     def _commit(self, write: Write, user: User | None) -> None:
-        _check_sizes(write)
+        check_sizes(write)
         changes: dict[str, str | None] = {old: None for old, _new in write.renames}
         changes.update(write.texts)
         author = user.git_author if user else "calendar-app <calendar-app@localhost>"
@@ -555,7 +556,7 @@ class Service(Linking):
             log.exception("could not save %r", write.message.splitlines()[0])
             raise ApiError(503, "calendar-storage-unavailable",
                            "The change could not be saved; nothing was changed: "
-                           f"{_storage_advice(exc)}.") from exc
+                           f"{storage_advice(exc)}.") from exc
         with self.catalog.changing():  # one new version for the whole write
             for record in write.drop:
                 self.catalog.remove(record)
@@ -563,38 +564,6 @@ class Service(Linking):
                 self.catalog.add(record)
         for hook in self.committed:
             hook()
-
-
-def _check_sizes(write: Write) -> None:
-    """Refuse (413) a file the loader would refuse as too large: it would be committed,
-    then left out at the next read. YAML can outgrow the request that made it (each
-    line of a block is indented), so this is checked on the text, every write here."""
-    limit = yamlfile.MAX_FILE_BYTES
-    for path, text in write.texts.items():
-        if text is None or len(text) <= limit // 4 or len(text.encode("utf-8")) <= limit:
-            continue  # a character is at most 4 bytes: most files need no encoding
-        record = next((r for r in reversed(write.put) if r.path == path), None)
-        name = _largest_field(record) if record is not None else ""
-        what = record.resource.singular if record is not None else "record"
-        raise ApiError(413, "rest_record_too_large",
-                       f"The {what} would be saved as a file larger than {limit} bytes"
-                       + (f"; {name} is too long." if name else "."),
-                       params={name: f"{name} is too long."} if name else {})
-
-
-def _largest_field(record: Record) -> str:
-    """The field of a record that takes the most room in its file."""
-    def size(value: object) -> int:
-        return sum(map(size, value)) if isinstance(value, list) else len(str(value))
-    return max(record.data, key=lambda name: size(record.data[name]), default="")
-
-
-def _storage_advice(exc: Exception) -> str:
-    if isinstance(exc, GitError):
-        return exc.advice
-    if isinstance(exc, OSError):
-        return f"the server could not write the files ({exc.strerror or exc})"
-    return "see the server's log"
 
 
 def term_capability(resource: Resource) -> str:
@@ -607,38 +576,3 @@ def _kept(name: str, local: dt.datetime) -> dt.datetime:
     if not dates.representable(local):
         raise errors.invalid({name: f"{name} must be within {dates.KEPT_RANGE}."})
     return local
-
-
-@dataclass
-class _BodyContext:
-    """What the field types read from the calendar while checking one request body
-    (fieldbase.RequestContext): `record` is the one updated, None on create."""
-
-    service: Service
-    resource: Resource
-    record: Record | None
-
-    @property
-    def updating(self) -> bool:
-        return self.record is not None
-
-    def site_date(self, name: str, raw: str) -> dt.datetime:
-        return self.service._parse_date(name, raw, dates.zone(self.service.site_zone_name))
-
-    def user_exists(self, user_id: int) -> bool:
-        return self.service.users.get(user_id) is not None
-
-    def media_file(self, path: str) -> bool:
-        return bool(self.service.catalog.tree.media_file(path))
-
-    def clean_slug(self, value: str) -> str:
-        return self.service._clean_slug(self.resource, value, self.record)
-
-    def term_parent(self, raw: object) -> str | None:
-        return self.service._term_parent(raw, self.record)
-
-    def term_plan(self, target: str, raw: object) -> list:
-        return self.service._term_plan(RESOURCES[target], raw)
-
-    def link_plan(self, name: str, target: str, raw: object, single: bool) -> list:
-        return self.service._link_plan(name, target, raw, single)

@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "calendar_app"
 # Lowest first: a module may import its own layer and any layer before it. The site
 # and the editorial tools stand beside the HTTP interface: none of the three imports
 # another.
-LAYERS = (("model",), ("store",), ("sync",), ("catalog",), ("linking",), ("service",),
+LAYERS = (("model",), ("store",), ("sync",), ("catalog",), ("linking", "bodycontext"), ("service",),
           ("wiring",), ("site", "editorial", "importing"), ("editing",), ("http",), ("cli",))
 COMMANDS = ("trash", "__main__")  # the command line's own modules
 

@@ -21,6 +21,7 @@ from ..model import dates, recurrence
 from ..model.ids import MAX_JSON_ID, OCCURRENCE_BASE
 from ..model.ids import OCCURRENCE_SLOTS as SLOTS  # recurrence.MAX_OCCURRENCES is below
 from ..model.records import Record
+from ..model.settings import recurrence_horizon
 from .version import CatalogVersion
 
 
@@ -54,7 +55,7 @@ def expanded(record: Record, settings: dict, today: dt.date) -> tuple[recurrence
         return ()
     # Counted from the series' first date when that is later: a series starting past
     # today's horizon is listed from its start, as a single event on that day is.
-    until = recurrence.horizon(settings, max(today, record.data["start_date"].date()))
+    until = recurrence_horizon(settings, max(today, record.data["start_date"].date()))
     zone_name = str(record.get("timezone") or settings.get("timezone") or "UTC")
     cached = record.expansion
     if cached is not None and cached[0] == until and cached[1] == zone_name:

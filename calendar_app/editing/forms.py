@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from werkzeug.datastructures import MultiDict
@@ -24,28 +23,12 @@ from ..model.findings import ERROR, Finding
 from ..model.records import Record, to_file
 from ..model.resources import Field, Resource, yaml_fields
 from . import links
+from .controls import Control
 
 # Set by the page's buttons (status) or by the interface only (author, dates of the post).
 NOT_ON_FORMS = ("status", "author", "date", "date_utc")
 # Keys of a posted form that are not fields.
 VERSION, ORIGINAL = "_version", "_original"
-
-
-@dataclass
-class Control:
-    """One field of a form as the templates draw it."""
-
-    name: str
-    label: str
-    kind: str  # the field type's control
-    value: Any  # what the control shows
-    hint: str = ""
-    required: bool = False
-    attrs: dict[str, str] = field(default_factory=dict)
-    options: list[tuple[str, str]] = field(default_factory=list)  # (value, label)
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # a picker's choices, a rule's parts
 
 
 def form_fields(resource: Resource) -> tuple[Field, ...]:

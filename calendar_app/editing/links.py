@@ -17,7 +17,7 @@ from ..model.records import Record
 from ..model.resources import RESOURCES, Field
 
 if TYPE_CHECKING:
-    from .forms import Control
+    from .controls import Control
 
 _PICKED = re.compile(r".*\(#(\d+)\)\s*")  # "The Blue Lantern (#45)", as the picker fills it
 # Words that do not tell two venues apart: "The Blue Lantern" is "Blue Lantern".

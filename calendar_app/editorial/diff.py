@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..model import clock, recurrence
 from ..model.records import Record
+from ..model.settings import recurrence_horizon
 from ..store import yamlfile
 from . import snapshot
 from .check import ParseCache, TreeResult, check_tree
@@ -59,7 +60,7 @@ def summarize(content_dir: Path, base: str, head: str | None,
     old_by_id = {r.id: r for r in old.records}
     new_by_id = {r.id: r for r in new.records}
     summary.events = _events(old_by_id, new_by_id, old, new)
-    until = recurrence.horizon(_settings(new), today or clock.system_now().date())
+    until = recurrence_horizon(_settings(new), today or clock.system_now().date())
     summary.events["repetition"] = _repetition(old_by_id, new_by_id, new, until)
     for collection in _TERMS:
         summary.others[collection] = _others(collection, old_by_id, new_by_id, old, new)

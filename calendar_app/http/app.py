@@ -77,8 +77,6 @@ def create_app(config: dict | None = None) -> Flask:
         sync=sync, id_block=int(app.config["ID_BLOCK"]),
         id_lease_timeout=seconds(app.config["ID_LEASE_TIMEOUT"], "ID_LEASE_TIMEOUT"))
     app.extensions["calendar"] = calendar
-    if app.config["SOURCES_TICK"]:  # run the tree's import sources on their schedule
-        calendar.background.append(Scheduler(calendar, float(app.config["SOURCES_TICK"])))
     atexit.register(calendar.close)
 
     @app.before_request
@@ -93,10 +91,18 @@ def create_app(config: dict | None = None) -> Flask:
         calendar.catalog.unpin()
 
     _install_views(app)
+    _install_background(app, calendar, testing)
+    return app
+
+
+def _install_background(app: Flask, calendar: Calendar, testing: bool) -> None:
+    """The parts that work beside the requests: import sources on their schedule, the
+    website kept in step."""
+    if app.config["SOURCES_TICK"]:
+        calendar.background.append(Scheduler(calendar, float(app.config["SOURCES_TICK"])))
     serve_site = app.config.get("SITE")
     if not testing if serve_site is None else bool(serve_site):
         _install_site(app, calendar)
-    return app
 
 
 def _install_views(app: Flask) -> None:

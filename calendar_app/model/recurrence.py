@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from dateutil import rrule as du
 
 from . import dates
-from .settings import setting_number
 
 # Keys of the block, in file order.
 KEYS = ("rrule", "every", "on", "until", "count", "rdate", "exdate", "changes")
@@ -498,15 +497,6 @@ def expand(block: dict, start: dt.datetime, end: dt.datetime, until: dt.datetime
                               bool(change.get("cancelled"))))
     out.sort(key=lambda o: (o.start, o.original))
     return out
-
-
-def horizon(settings: dict, today: dt.date) -> dt.datetime:
-    """The last wall time endless rules are expanded to."""
-    # a bad value: `check` reports it
-    days = dt.timedelta(days=setting_number(settings, "recurrence_horizon_days")[0])
-    if today > (dates.MAX_KEPT - days).date():  # a series starting in the year 9998
-        return dates.MAX_KEPT
-    return dt.datetime.combine(today + days, dt.time(23, 59, 59))
 
 
 # ------------------------------------------------------------------- in words

@@ -143,3 +143,12 @@ def site_now(clock: Clock, settings: dict) -> dt.datetime:
     """Now as a naive datetime in the calendar's timezone."""
     return dates.from_utc(clock().astimezone(dt.UTC).replace(tzinfo=None),
                           dates.zone(site_zone_name(settings)))
+
+
+def recurrence_horizon(settings: dict, today: dt.date) -> dt.datetime:
+    """The last wall time endless rules are expanded to."""
+    # a bad value: `check` reports it
+    days = dt.timedelta(days=setting_number(settings, "recurrence_horizon_days")[0])
+    if today > (dates.MAX_KEPT - days).date():  # a series starting in the year 9998
+        return dates.MAX_KEPT
+    return dt.datetime.combine(today + days, dt.time(23, 59, 59))

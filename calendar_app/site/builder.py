@@ -147,8 +147,7 @@ class Builder:
 
     def base_url(self) -> str:
         url = self.options.base_url or str(self.reader.catalog.settings.get("url") or "")
-        url = url or LOCALHOST_URL
-        return url.rstrip("/") + "/"
+        return (url or LOCALHOST_URL).rstrip("/") + "/"
 
     # -- the build -----------------------------------------------------------------
     def build(self) -> Report:

@@ -21,10 +21,10 @@ from markupsafe import Markup
 from ..catalog import occurrences
 from ..catalog.catalog import Catalog
 from ..catalog.represent import Representer
-from ..model import cost, dates, markup, recurrence
+from ..model import cost, dates, markup
 from ..model.records import Record
 from ..model.resources import EVENTS
-from ..model.settings import multiday_cutoff
+from ..model.settings import multiday_cutoff, recurrence_horizon
 from . import addresses, paths
 from .i18n import Regional, site_locale
 
@@ -316,7 +316,7 @@ class SiteModel:
 
     def horizon_year(self, event: EventView) -> int:
         """The last year an endless series' dates are listed in (occurrences.numbered)."""
-        return recurrence.horizon(self.settings, max(self.today, event.start.date())).year
+        return recurrence_horizon(self.settings, max(self.today, event.start.date())).year
 
     def upcoming_dates(self, event: EventView) -> list[EventView]:
         """The occurrences of the event's series still to come (none for a single event)."""
