@@ -51,9 +51,11 @@ _EMPTY = np.empty(0, np.int32)
 # Terms of a prefix held by at most this many documents are decoded on the spot rather
 # than cached one by one (W3's block size: one block, read in a few microseconds).
 _SMALL = 128
-# Above this many terms holding a searched word, the field's whole posting table
-# (`_Table`) answers rather than each term's postings (measured: bench/RESULTS.md).
-_MANY = 2000
+# The fixed head of a W3 term info (`W3TermInfo._struct`, "!BfIBBfII"): flags,
+# weight, document frequency, lengths, max weight, first and last document.
+_INFO_HEAD = np.dtype([("flags", "u1"), ("weight", ">f4"), ("df", ">u4"), ("minlen", "u1"),
+                       ("maxlen", "u1"), ("maxweight", ">f4"), ("minid", ">u4"),
+                       ("maxid", ">u4")])
 # What a cache entry costs beyond its array (key tuple, bytes, array header).
 _ENTRY_OVERHEAD = 300
 OPEN_RETRIES = 20
@@ -228,14 +230,18 @@ class SegmentView:
 
     def _contains(self, field: str, text: bytes) -> tuple[np.ndarray, int, bool]:
         """(mask, terms, whether a term's mask was merged) for the terms holding
-        `text`. Past `_MANY` terms (a letter or two: most of the dictionary) the
-        field's whole posting table answers in one gather instead of a decode or
-        cache look-up per term."""
+        `text`. A term held by one document names it in its head (a title number,
+        a rare word: most of the terms a letter or digit is in), so those are one
+        gather however many; only the others are decoded or looked up one by one."""
         lexicon = _lexicon(self, field)
         picked = lexicon.find(text)
-        if len(picked) > _MANY:
-            return lexicon.table(self).union(picked, self.count), len(picked), True
-        return self._union(field, lexicon.items(picked))
+        one = lexicon.df[picked] == 1
+        mask, _count, cached = self._union(field, lexicon.items(picked[~one]))
+        if one.any():
+            if not mask.flags.writeable:  # one cached term's mask, shared
+                mask = mask.copy()
+            mask[self.order.rank[lexicon.first[picked[one]]]] = True
+        return mask, len(picked), cached
 
     def _union(self, field: str, items: Iterable[tuple[bytes, bytes]]
                ) -> tuple[np.ndarray, int, bool]:
@@ -332,35 +338,11 @@ class SegmentView:
 _KINDS = {wq.Term: TERM, wq.Prefix: PREFIX, Substring: SUBSTRING}
 
 
-class _Table:
-    """Every posting of one field in one segment, in term order (`docs`: ranks;
-    `ends[i]`: where term i's end), so that the union of many terms is one gather."""
-
-    def __init__(self, seg: SegmentView, infos: list[bytes]) -> None:
-        parts = []
-        for raw in infos:
-            info = W3TermInfo.from_bytes(raw)
-            parts.append(seg.order.rank[seg._decode(info)])
-        lens = np.fromiter(map(len, parts), np.int64, len(parts))
-        self.ends = np.cumsum(lens)
-        self.docs = np.concatenate(parts).astype(np.int32) if parts else _EMPTY
-
-    def union(self, picked: np.ndarray, count: int) -> np.ndarray:
-        """Mask of the documents of the terms `picked` (ascending term numbers)."""
-        ends = self.ends[picked]
-        lens = ends - np.where(picked > 0, self.ends[picked - 1], 0)
-        # Positions of every posting of the picked terms: each run starts at its
-        # term's first posting and counts up.
-        starts = np.repeat(ends - lens - (np.cumsum(lens) - lens), lens)
-        mask = np.zeros(count, np.bool_)
-        mask[self.docs[starts + np.arange(int(lens.sum()))]] = True
-        return mask
-
-
 class _Lexicon:
     """One field's terms in one segment as one byte string (`\\n` after each term), so
     the terms containing a word are found by `bytes.find` over it; immutable like the
-    segment. Term infos are kept so postings need no second look-up."""
+    segment. Term infos are kept so postings need no second look-up, and their heads'
+    document frequency and first document as arrays."""
 
     def __init__(self, seg: SegmentView, field: str) -> None:
         terms = seg.terms
@@ -376,7 +358,10 @@ class _Lexicon:
         self.text = b"\n".join(words) + b"\n" if words else b""
         lens = np.fromiter(map(len, words), np.int64, len(words)) + 1
         self.starts = np.cumsum(lens) - lens
-        self._table: _Table | None = None
+        size = _INFO_HEAD.itemsize
+        heads = np.frombuffer(b"".join(v[:size] for v in self.infos), _INFO_HEAD)
+        self.df = heads["df"].astype(np.int64)
+        self.first = heads["minid"].astype(np.int64)
 
     def find(self, needle: bytes) -> np.ndarray:
         """Numbers (ascending) of the terms containing `needle` (no `\\n` in it)."""
@@ -396,13 +381,8 @@ class _Lexicon:
             start = int(starts[i])
             yield text[start:text.index(b"\n", start)], infos[i]
 
-    def table(self, seg: SegmentView) -> _Table:
-        if self._table is None:
-            self._table = _Table(seg, self.infos)
-        return self._table
 
-
-# Lexicons (and posting tables) per (segment id, field): segments never change.
+# Lexicons per (segment id, field): segments never change.
 _LEXICONS: OrderedDict[tuple[str, str], _Lexicon] = OrderedDict()
 _LEXICONS_KEEP = 48
 
