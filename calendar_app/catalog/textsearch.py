@@ -12,9 +12,13 @@ segment and per term straight from the posting blocks into numpy arrays:
   ranks themselves when the term is rare), and kept in a process-wide LRU bounded in
   bytes (`PostingCache`), keyed by the segment's id: a segment never changes once
   written (deletions live in the TOC), so entries stay valid across generations and
-  only the segments a commit adds or merges are read again. A word prefix is the
-  union of the terms it expands to ("ja", "jaz", "jazz" share the decoded "jazz");
-- a query (the `And`/`Or`/`AndNot`/`Term`/`Prefix` tree `SearchTerms.query` builds)
+  only the segments a commit adds or merges are read again. A search word is the
+  union of the terms that contain it ("ja", "azz", "jazz" share the decoded "jazz"),
+  found with `bytes.find` in the segment's term dictionary held as one string
+  (`_Lexicon`, cached by segment id too); a term held by one document names it in
+  its term info's head, so the thousands of terms a digit is in cost one gather;
+- a query (the `And`/`Or`/`AndNot`/`Term`/`Prefix`/`Substring` tree
+  `SearchTerms.query` builds)
   is evaluated per segment with mask operations; the ids of the final mask come out
   sorted (rank order), distinct, as int64. Any other query node falls back to
   Whoosh's own matchers.
