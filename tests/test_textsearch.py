@@ -312,3 +312,17 @@ def test_substring_is_a_glob_to_whoosh_and_refuses_glob_characters() -> None:
     for bad in ("", "a*", "a?", "[a]"):
         with pytest.raises(ValueError):
             textsearch.Substring("title", bad)
+
+
+def test_warm_reads_the_term_dictionaries_ahead(built) -> None:
+    folder, _docs = built
+    text = index.TextIndex(folder.parent)
+    textsearch._LEXICONS.clear()
+    text.warm(FIELDS)
+    snap = text._snapshot
+    assert snap is not None
+    assert {(seg.segid, f) for seg in snap.segments for f in FIELDS} <= set(
+        textsearch._LEXICONS)
+    q = index.SearchTerms("azz -rivet").query("events", FIELDS)
+    assert np.array_equal(text.search_ids(q), snap.ids(q)) and len(snap.ids(q))
+    text.close()

@@ -351,6 +351,19 @@ class TextIndex:
         if old is not None:
             old.close()
 
+    def warm(self, fields: tuple[str, ...]) -> None:
+        """Open the index and read the term dictionaries of `fields` outside the search
+        lock, so that the first searches of a process do not wait for them."""
+        snap = textsearch.open_snapshot(self.dir)
+        if snap is None:
+            return
+        snap.warm(fields)
+        with self._search_lock:
+            if self._snapshot is None:
+                self._snapshot, snap = snap, None
+        if snap is not None:
+            snap.close()
+
     def search(self, q: wq.Query) -> tuple[set[int], set[str]] | None:
         """(ids, keys) of every matching document; None when there is no index yet.
         `search_ids` without the conversion to a set."""
@@ -463,6 +476,10 @@ class CalendarIndex:
         self.text.after_fork()
 
     def _run(self) -> None:
+        try:
+            self.text.warm(EVENT_SEARCH_FIELDS)
+        except Exception:  # the index is being replaced: the first search reads it then
+            log.warning("could not read the search index ahead", exc_info=True)
         while not self._stop.is_set():
             self._wake.wait(1.0)
             if self._stop.is_set():

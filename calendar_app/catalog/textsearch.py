@@ -488,6 +488,15 @@ class Snapshot:
                 ids = ids[np.concatenate(([True], ~dup))]
         return ids
 
+    def warm(self, fields: Iterable[str]) -> None:
+        """Read the term dictionaries of these fields now (~0.4 s at 100k events),
+        rather than in the first search that needs them."""
+        for seg in self.segments:
+            if seg.terms is not None:
+                for field in fields:
+                    if field in self.schema:
+                        _lexicon(seg, field)
+
     def _bytes(self, field: str, text: str) -> bytes:
         return self.schema[field].to_bytes(text)
 
