@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -64,6 +65,21 @@ def test_flush_builds_the_index_and_whoosh_answers(setup) -> None:
         "events", index.EVENT_SEARCH_FIELDS))[0] == {103, 104}
     assert search_ids(app, "jazz") == [103, 104]
     assert search_ids(app, "pancakes") == [104]
+
+
+def test_search_finds_the_middle_of_words_before_and_after_indexing(setup) -> None:
+    """WordPress's `LIKE '%word%'`: the same answers from memory (nothing indexed
+    yet) and from the index."""
+    _content, make = setup
+    app = make()
+    cal = app.extensions["calendar"]
+    queries = ("azz", "AZZ", "ancake", "azz -ancake", "zzzq")
+    assert cal.index.pending()
+    before = [search_ids(app, quote(q)) for q in queries]
+    cal.index.flush()
+    assert not cal.index.pending()
+    assert [search_ids(app, quote(q)) for q in queries] == before
+    assert before == [[103, 104], [103, 104], [104], [103], []]
 
 
 def test_restart_catches_up_only_what_changed(setup) -> None:

@@ -4,9 +4,10 @@ Who answers what, and why (design.md's Whoosh figures):
 - Date windows, ordering, counts and every id/flag filter come from the event
   columns (`eventtable.EventTable`, no Whoosh). Whoosh would need ~0.7 s for a
   start-sorted window at 100k.
-- Text search (`search=`) is the one thing Whoosh answers: every word as a prefix
-  query over the text fields, unscored, giving the exact set of matching ids that is
-  then intersected with the columns.
+- Text search (`search=`) is the one thing Whoosh answers: every word as a
+  substring of the indexed words of the text fields, as WordPress's `LIKE '%word%'`
+  ("weinabend" finds "Glühweinabend"), unscored, giving the exact set of matching ids
+  that is then intersected with the columns.
 - The index lives in `cache_dir/whoosh` (outside the content tree, rebuildable). Its
   manifest records the stat of every file it holds, so start-up and other workers
   only index what differs. Writes are batched by a background thread per process and
@@ -55,7 +56,8 @@ INDEX_FORMAT = 2
 REBUILD_MB = 256
 _TAGS = re.compile(r"<[^>]*>")
 # No stop words and no stemming: WordPress search matches any substring, so "the" or
-# "jazzy" must still find something; prefixes are the closest an inverted index gets.
+# "azz" must still find something; the terms holding a search word are found in each
+# segment's term dictionary (textsearch.Substring).
 ANALYZER = RegexTokenizer(r"\w+") | LowercaseFilter()
 # The same tokens without Whoosh's per-token objects (3x faster when indexing):
 # RegexTokenizer yields every match of the pattern, LowercaseFilter lowers each.
@@ -78,7 +80,7 @@ class Words(FieldType):
     """A text field fed with the distinct lowercased words of a value (`document`):
     nothing to analyze at index time, and only which documents hold a word is kept
     (no frequencies, positions, lengths or stored text): searches are unscored word
-    prefixes, and every per-posting extra cost a full reindex seconds."""
+    substrings, and every per-posting extra cost a full reindex seconds."""
 
     def __init__(self) -> None:
         super().__init__(wformats.Existence(), ANALYZER, scorable=False, stored=False)
@@ -145,7 +147,9 @@ def tokens(text: str) -> list[str]:
 
 
 class SearchTerms:
-    """A WordPress-style search string: every word required, `-word` excluded."""
+    """A WordPress-style search string: every word required, `-word` excluded; a word
+    matches a value holding it anywhere inside one of its words, in any case. A word
+    with punctuation is its tokens, each required (a token never spans two words)."""
 
     def __init__(self, text: str) -> None:
         self.include: list[str] = []
@@ -156,7 +160,7 @@ class SearchTerms:
 
     def query(self, collection: str, fields: tuple[str, ...]) -> wq.Query:
         def any_field(tok: str) -> wq.Query:
-            return wq.Or([wq.Prefix(f, tok) for f in fields])
+            return wq.Or([textsearch.Substring(f, tok) for f in fields])
 
         parts: list[wq.Query] = [wq.Term("collection", collection)]
         parts += [any_field(t) for t in self.include]
@@ -167,9 +171,11 @@ class SearchTerms:
 
     def matches(self, record: Record, fields: tuple[str, ...]) -> bool:
         """The same test in Python, for records the index has not caught up with."""
-        words = [w for f in fields for w in tokens(_plain(record.data.get(f)))]
-        has = lambda t: any(w.startswith(t) for w in words)
-        return all(has(t) for t in self.include) and not any(has(t) for t in self.exclude)
+        # One word per line: a token (no line break in it) is inside this text exactly
+        # when it is inside one of the words.
+        words = "\n".join(w for f in fields for w in tokens(_plain(record.data.get(f))))
+        return (all(t in words for t in self.include)
+                and not any(t in words for t in self.exclude))
 
 
 def match_in_memory(view: CatalogVersion, collection: str, terms: SearchTerms,
@@ -345,6 +351,19 @@ class TextIndex:
         if old is not None:
             old.close()
 
+    def warm(self, fields: tuple[str, ...]) -> None:
+        """Open the index and read the term dictionaries of `fields` outside the search
+        lock, so that the first searches of a process do not wait for them."""
+        snap = textsearch.open_snapshot(self.dir)
+        if snap is None:
+            return
+        snap.warm(fields)
+        with self._search_lock:
+            if self._snapshot is None:
+                self._snapshot, snap = snap, None
+        if snap is not None:
+            snap.close()
+
     def search(self, q: wq.Query) -> tuple[set[int], set[str]] | None:
         """(ids, keys) of every matching document; None when there is no index yet.
         `search_ids` without the conversion to a set."""
@@ -457,6 +476,10 @@ class CalendarIndex:
         self.text.after_fork()
 
     def _run(self) -> None:
+        try:
+            self.text.warm(EVENT_SEARCH_FIELDS)
+        except Exception:  # the index is being replaced: the first search reads it then
+            log.warning("could not read the search index ahead", exc_info=True)
         while not self._stop.is_set():
             self._wake.wait(1.0)
             if self._stop.is_set():

@@ -29,7 +29,10 @@ Our decisions where the plugin differs or has nothing (design.md, spec §7):
   (`policy.may_read`: others' drafts need `edit_others`, private needs `read_private`).
 - `only_with_upcoming` looks at every upcoming event, not only the first page of them,
   and counts those the reader may read (an editor's drafts, pending, private events).
-- Search matches word prefixes (`jazz` finds "Jazzy"), not arbitrary substrings.
+- Search matches each word as a substring of one word of the title, excerpt or
+  description in any case (`weinabend` finds "Glühweinabend"), as WordPress's
+  `LIKE '%word%'`; a search word's punctuation splits it into words that must each
+  be found (WordPress would look for the punctuation too).
 - A filter naming a record the reader may not read on its own (`venue`, `organizer`,
   `event`, `post`, `post_parent` with a draft's id) answers 400 as for an unknown id;
   geoloc filters ignore coordinates of venues the reader may not read.

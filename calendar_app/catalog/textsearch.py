@@ -12,9 +12,13 @@ segment and per term straight from the posting blocks into numpy arrays:
   ranks themselves when the term is rare), and kept in a process-wide LRU bounded in
   bytes (`PostingCache`), keyed by the segment's id: a segment never changes once
   written (deletions live in the TOC), so entries stay valid across generations and
-  only the segments a commit adds or merges are read again. A word prefix is the
-  union of the terms it expands to ("ja", "jaz", "jazz" share the decoded "jazz");
-- a query (the `And`/`Or`/`AndNot`/`Term`/`Prefix` tree `SearchTerms.query` builds)
+  only the segments a commit adds or merges are read again. A search word is the
+  union of the terms that contain it ("ja", "azz", "jazz" share the decoded "jazz"),
+  found with `bytes.find` in the segment's term dictionary held as one string
+  (`_Lexicon`, cached by segment id too); a term held by one document names it in
+  its term info's head, so the thousands of terms a digit is in cost one gather;
+- a query (the `And`/`Or`/`AndNot`/`Term`/`Prefix`/`Substring` tree
+  `SearchTerms.query` builds)
   is evaluated per segment with mask operations; the ids of the final mask come out
   sorted (rank order), distinct, as int64. Any other query node falls back to
   Whoosh's own matchers.
@@ -35,7 +39,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -51,9 +55,28 @@ _EMPTY = np.empty(0, np.int32)
 # Terms of a prefix held by at most this many documents are decoded on the spot rather
 # than cached one by one (W3's block size: one block, read in a few microseconds).
 _SMALL = 128
+# The fixed head of a W3 term info (`W3TermInfo._struct`, "!BfIBBfII"): flags,
+# weight, document frequency, lengths, max weight, first and last document.
+_INFO_HEAD = np.dtype([("flags", "u1"), ("weight", ">f4"), ("df", ">u4"), ("minlen", "u1"),
+                       ("maxlen", "u1"), ("maxweight", ">f4"), ("minid", ">u4"),
+                       ("maxid", ">u4")])
 # What a cache entry costs beyond its array (key tuple, bytes, array header).
 _ENTRY_OVERHEAD = 300
 OPEN_RETRIES = 20
+# How a query word meets the terms of a field.
+TERM, PREFIX, SUBSTRING = "term", "prefix", "substring"
+
+
+class Substring(wq.Wildcard):
+    """Documents holding a term that contains `needle` (WordPress's `LIKE '%word%'`).
+    To Whoosh's own matchers (the fallback) it is the glob `*needle*`; the numpy
+    reader finds the terms in the segment's `_Lexicon` instead."""
+
+    def __init__(self, fieldname: str, needle: str) -> None:
+        if not needle or any(c in needle for c in "*?[]"):
+            raise ValueError(f"not a search word: {needle!r}")  # it would be a glob
+        super().__init__(fieldname, f"*{needle}*")
+        self.needle = needle
 
 
 class PostingCache:
@@ -170,53 +193,86 @@ class SegmentView:
         terms = getattr(reader, "_terms", None)
         self.terms = terms if isinstance(terms, W3TermsReader) else None
 
-    def mask(self, field: str, text: bytes, prefix: bool) -> np.ndarray:
-        """Boolean mask (rank order) of the documents holding the term, or any term
-        starting with `text` when `prefix`; read-only when it comes from the cache.
+    def mask(self, field: str, text: bytes, kind: str = TERM) -> np.ndarray:
+        """Boolean mask (rank order) of the documents holding the term (`TERM`), any
+        term starting with `text` (`PREFIX`) or containing it (`SUBSTRING`);
+        read-only when it comes from the cache.
 
-        Cached per term, so "ja", "jaz" and "jazz" share the decoded "jazz"; a prefix
-        that expands to many terms (title numbers: "12" is 1,111 terms at 100k
-        events) is cached as a whole too, so its terms are not listed again."""
-        whole = (self.segid, field, prefix, text)
+        Cached per term, so "ja", "azz" and "jazz" share the decoded "jazz"; a word
+        that expands to many terms (title numbers: "12" is in 1,111 terms at 100k
+        events as a prefix, 4,000 as a substring) is cached as a whole too, so its
+        terms are not listed again."""
+        whole = (self.segid, field, kind, text)
         found = POSTINGS.get(whole)
         if found is not None:
             return self._as_mask(found)
         if self.terms is None:  # another codec: Whoosh's API, cached per query word
-            found = self._entry(self.order.rank[self._read_slow(field, text, prefix)])
+            found = self._entry(self.order.rank[self._read_slow(field, text, kind)])
             POSTINGS.put(whole, found)
             return self._as_mask(found)
         terms = self.terms
         keybytes = terms._keycoder(field, text)
-        if not prefix:
+        if kind == TERM:
             raw = terms._tindex.get(keybytes)
             found = self._entry(self.order.rank[self._decode(W3TermInfo.from_bytes(raw))]
                                 if raw is not None else _EMPTY)
             POSTINGS.put(whole, found)
             return self._as_mask(found)
-        skip = len(keybytes) - len(text)  # the field number before the term
+        if kind == PREFIX:
+            skip = len(keybytes) - len(text)  # the field number before the term
+            items = itertools.takewhile(lambda kv: kv[0].startswith(keybytes),
+                                        terms._tindex.items_from(keybytes))
+            mask, count, cached = self._union(
+                field, ((k[skip:], v) for k, v in items))
+        else:
+            mask, count, cached = self._contains(field, text)
+        if count > 8:
+            found = self._entry(np.flatnonzero(mask)) if not cached else mask
+            found.setflags(write=False)
+            POSTINGS.put(whole, found)
+        return mask
+
+    def _contains(self, field: str, text: bytes) -> tuple[np.ndarray, int, bool]:
+        """(mask, terms, whether a term's mask was merged) for the terms holding
+        `text`. A term held by one document names it in its head (a title number,
+        a rare word: most of the terms a letter or digit is in), so those are one
+        gather however many; only the others are decoded or looked up one by one."""
+        lexicon = _lexicon(self, field)
+        picked = lexicon.find(text)
+        one = lexicon.df[picked] == 1
+        mask, _count, cached = self._union(field, lexicon.items(picked[~one]))
+        if one.any():
+            if not mask.flags.writeable:  # one cached term's mask, shared
+                mask = mask.copy()
+            mask[self.order.rank[lexicon.first[picked[one]]]] = True
+        return mask, len(picked), cached
+
+    def _union(self, field: str, items: Iterable[tuple[bytes, bytes]]
+               ) -> tuple[np.ndarray, int, bool]:
+        """(mask, terms, whether a cached mask was merged) of the union of the
+        documents of these (term, term info) pairs. A mask that is one cached term's
+        is shared read-only."""
         masks: list[np.ndarray] = []
         ranks: list[np.ndarray] = []
         single: list[int] = []  # documents of terms held by one document (inlined)
         count = 0
-        for k, v in terms._tindex.items_from(keybytes):
-            if not k.startswith(keybytes):
-                break
+        for term, raw in items:
             count += 1
-            info = W3TermInfo.from_bytes(v)
+            info = W3TermInfo.from_bytes(raw)
             if info.is_inlined():
                 single.extend(info.inlined_postings()[0])
                 continue
             if info.doc_frequency() <= _SMALL:  # rare: decoding beats a cache entry
                 single.extend(self._decode_small(info))
                 continue
-            key = (self.segid, field, False, k[skip:])
+            key = (self.segid, field, TERM, term)
             entry = POSTINGS.get(key)
             if entry is None:
                 entry = self._entry(self.order.rank[self._decode(info)])
                 POSTINGS.put(key, entry)
             (masks if entry.dtype == np.bool_ else ranks).append(entry)
-        if count == 1 and not single:
-            return self._as_mask((masks or ranks)[0])
+        if len(masks) + len(ranks) == 1 and not single:
+            return self._as_mask((masks or ranks)[0]), count, True
         mask = np.zeros(self.count, np.bool_)
         for m in masks:
             mask |= m
@@ -224,11 +280,7 @@ class SegmentView:
             ranks.append(self.order.rank[np.array(single, np.int64)])
         if ranks:
             mask[np.concatenate(ranks)] = True
-        if count > 8:
-            found = self._entry(np.flatnonzero(mask)) if not masks else mask
-            found.setflags(write=False)
-            POSTINGS.put(whole, found)
-        return mask
+        return mask, count, bool(masks)
 
     def _entry(self, ranks: np.ndarray) -> np.ndarray:
         """What the cache keeps of a document set: its ranks when rare, else a mask."""
@@ -273,15 +325,85 @@ class SegmentView:
             length = length[0]
         return _decode_blocks(self.terms._postfile.get(offset, length))
 
-    def _read_slow(self, field: str, text: bytes, prefix: bool) -> np.ndarray:
+    def _read_slow(self, field: str, text: bytes, kind: str) -> np.ndarray:
         """Any other codec: Whoosh's own term and matcher API."""
         reader = self.reader
-        texts = list(reader.expand_prefix(field, text)) if prefix else [text]
+        if kind == SUBSTRING:
+            texts = [t for t in reader.lexicon(field) if text in t]
+        else:
+            texts = list(reader.expand_prefix(field, text)) if kind == PREFIX else [text]
         found = np.zeros(self.count, np.bool_)
         for t in texts:
             if (field, t) in reader:
                 found[np.fromiter(reader.postings(field, t).all_ids(), np.int64)] = True
         return np.flatnonzero(found).astype(np.int32)
+
+
+_KINDS = {wq.Term: TERM, wq.Prefix: PREFIX, Substring: SUBSTRING}
+
+
+class _Lexicon:
+    """One field's terms in one segment as one byte string (`\\n` after each term), so
+    the terms containing a word are found by `bytes.find` over it; immutable like the
+    segment. Term infos are kept so postings need no second look-up, and their heads'
+    document frequency and first document as arrays."""
+
+    def __init__(self, seg: SegmentView, field: str) -> None:
+        terms = seg.terms
+        keybytes = terms._keycoder(field, b"")
+        skip = len(keybytes)
+        words: list[bytes] = []
+        self.infos: list[bytes] = []
+        for k, v in terms._tindex.items_from(keybytes):
+            if not k.startswith(keybytes):
+                break
+            words.append(k[skip:])
+            self.infos.append(v)
+        self.text = b"\n".join(words) + b"\n" if words else b""
+        lens = np.fromiter(map(len, words), np.int64, len(words)) + 1
+        self.starts = np.cumsum(lens) - lens
+        size = _INFO_HEAD.itemsize
+        heads = np.frombuffer(b"".join(v[:size] for v in self.infos), _INFO_HEAD)
+        self.df = heads["df"].astype(np.int64)
+        self.first = heads["minid"].astype(np.int64)
+
+    def find(self, needle: bytes) -> np.ndarray:
+        """Numbers (ascending) of the terms containing `needle` (no `\\n` in it)."""
+        text = self.text
+        find = text.find
+        hits = []
+        at = find(needle)
+        while at >= 0:
+            hits.append(at)
+            at = find(needle, find(b"\n", at) + 1)  # on from the next term
+        return np.searchsorted(self.starts, np.array(hits, np.int64), side="right") - 1
+
+    def items(self, picked: np.ndarray) -> Iterator[tuple[bytes, bytes]]:
+        """(term, term info) of the terms `picked`."""
+        text, starts, infos = self.text, self.starts, self.infos
+        for i in picked.tolist():
+            start = int(starts[i])
+            yield text[start:text.index(b"\n", start)], infos[i]
+
+
+# Lexicons per (segment id, field): segments never change.
+_LEXICONS: OrderedDict[tuple[str, str], _Lexicon] = OrderedDict()
+_LEXICONS_KEEP = 48
+
+
+def _lexicon(seg: SegmentView, field: str) -> _Lexicon:
+    key = (seg.segid, field)
+    with _ORDERS_LOCK:
+        found = _LEXICONS.get(key)
+        if found is not None:
+            _LEXICONS.move_to_end(key)
+            return found
+    found = _Lexicon(seg, field)
+    with _ORDERS_LOCK:
+        _LEXICONS[key] = found
+        while len(_LEXICONS) > _LEXICONS_KEEP:
+            _LEXICONS.popitem(last=False)
+    return found
 
 
 def _segment_order(segid: str, reader: object, count: int) -> _Order:
@@ -366,18 +488,27 @@ class Snapshot:
                 ids = ids[np.concatenate(([True], ~dup))]
         return ids
 
+    def warm(self, fields: Iterable[str]) -> None:
+        """Read the term dictionaries of these fields now (~0.4 s at 100k events),
+        rather than in the first search that needs them."""
+        for seg in self.segments:
+            if seg.terms is not None:
+                for field in fields:
+                    if field in self.schema:
+                        _lexicon(seg, field)
+
     def _bytes(self, field: str, text: str) -> bytes:
         return self.schema[field].to_bytes(text)
 
     def _eval(self, seg: SegmentView, q: wq.Query) -> np.ndarray:
         """Boolean mask in the segment's rank order; may be a shared read-only array."""
         kind = type(q)
-        if kind is wq.Term or kind is wq.Prefix:
+        if kind is wq.Term or kind is wq.Prefix or kind is Substring:
             if q.fieldname not in self.schema:
                 return np.zeros(seg.count, np.bool_)
-            text = q.text
+            text = q.needle if kind is Substring else q.text
             tbytes = text if isinstance(text, bytes) else self._bytes(q.fieldname, text)
-            return seg.mask(q.fieldname, tbytes, kind is wq.Prefix)
+            return seg.mask(q.fieldname, tbytes, _KINDS[kind])
         if kind is wq.And:
             if not q.subqueries:
                 return np.zeros(seg.count, np.bool_)
