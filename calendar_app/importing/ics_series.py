@@ -11,24 +11,29 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import icalendar
 
 from ..model import dates, recurrence
 from .batch import Incoming
+from .ics_reader import (
+    Moment,
+    Reader,
+    all_of,
+    categories_of,
+    event_fields,
+    id_wish,
+    source_id_of,
+    text_of,
+)
 from .ics_text import Block, first, items_of, value_of
-
-if TYPE_CHECKING:
-    from .ics import _Moment, _Reader
 
 _SECOND = dt.timedelta(seconds=1)
 _LOCAL_UNTIL_TIME = dt.time(23, 59, 59)
 
 
-def read_events(reader: _Reader, pairs: list[tuple[icalendar.Component, Block]]) -> None:
+def read_events(reader: Reader, pairs: list[tuple[icalendar.Component, Block]]) -> None:
     """Every VEVENT of the file, grouped by UID, into the reader's batch."""
-    from .ics import source_id_of
 
     groups: dict[str, list[tuple[icalendar.Component, Block]]] = {}
     for component, block in pairs:
@@ -73,7 +78,7 @@ def _sequence(component: icalendar.Component) -> int:
         return 0
 
 
-def end_of(reader: _Reader, component: icalendar.Component, block: Block,
+def end_of(reader: Reader, component: icalendar.Component, block: Block,
            start: dt.datetime, zone: str | None, all_day: bool,
            source_id: str) -> dt.datetime:
     """DTEND, else DTSTART + DURATION, else the start (all-day: its last day 23:59:59,
@@ -106,7 +111,7 @@ _NOT_IMPORTED = "the event is not imported"
 _FIRST_ONLY = "the repetition is not imported: only the first date is"
 
 
-def _dates_kept(reader: _Reader, block: Block, source_id: str,
+def _dates_kept(reader: Reader, block: Block, source_id: str,
                 *values: tuple[str, dt.datetime], then: str = _NOT_IMPORTED) -> bool:
     for name, when in values:
         if not dates.representable(when):
@@ -117,10 +122,9 @@ def _dates_kept(reader: _Reader, block: Block, source_id: str,
     return True
 
 
-def event(reader: _Reader, component: icalendar.Component, block: Block, source_id: str,
+def event(reader: Reader, component: icalendar.Component, block: Block, source_id: str,
           overrides: list[tuple[icalendar.Component, Block]]) -> None:
     """One event (a series when it recurs) into the batch."""
-    from .ics import event_fields, id_wish
 
     repeats = bool(component.get("RDATE")) or any(
         r.to_ical().strip() for r in _list(component.get("RRULE")))
@@ -151,7 +155,7 @@ def event(reader: _Reader, component: icalendar.Component, block: Block, source_
 
 
 # ------------------------------------------------------------------------- series
-def _rules(reader: _Reader, component: icalendar.Component, moment: _Moment,
+def _rules(reader: Reader, component: icalendar.Component, moment: Moment,
            zone: dt.tzinfo) -> list[str]:
     """The RRULEs as our files hold them: UNTIL a wall time of the event's zone (RFC
     5545 writes it in UTC beside a zoned start), the end of its day when a date is
@@ -170,7 +174,7 @@ def _rules(reader: _Reader, component: icalendar.Component, moment: _Moment,
     return texts
 
 
-def _until(reader: _Reader, value: str, moment: _Moment, zone: dt.tzinfo) -> str:
+def _until(reader: Reader, value: str, moment: Moment, zone: dt.tzinfo) -> str:
     try:
         if len(value) == 8:
             day = dt.datetime.strptime(value, "%Y%m%d")
@@ -186,7 +190,7 @@ def _until(reader: _Reader, value: str, moment: _Moment, zone: dt.tzinfo) -> str
     return f"{when:%Y%m%d}" if moment.all_day else f"{when:%Y%m%dT%H%M%S}"
 
 
-def _on(reader: _Reader, value: dt.date, moment: _Moment) -> dt.datetime:
+def _on(reader: Reader, value: dt.date, moment: Moment) -> dt.datetime:
     """A date of the series as a wall time of its zone; beside an all-day start, the
     day a date-time names where it was written (Exchange writes RECURRENCE-ID of an
     all-day date as its midnight in the user's zone)."""
@@ -201,8 +205,8 @@ def _list(value: object) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def _moments(reader: _Reader, component: icalendar.Component, name: str,
-             moment: _Moment) -> list[tuple[dt.datetime, dt.datetime | dt.timedelta | None]]:
+def _moments(reader: Reader, component: icalendar.Component, name: str,
+             moment: Moment) -> list[tuple[dt.datetime, dt.datetime | dt.timedelta | None]]:
     """RDATE or EXDATE values as wall times of the event's zone, with a PERIOD's end."""
     out = []
     for prop in _list(component.get(name)):
@@ -220,7 +224,7 @@ def _moments(reader: _Reader, component: icalendar.Component, name: str,
     return out
 
 
-def series(reader: _Reader, component: icalendar.Component, block: Block, moment: _Moment,
+def series(reader: Reader, component: icalendar.Component, block: Block, moment: Moment,
            end: dt.datetime, fields: dict, overrides: list, source_id: str) -> dict | None:
     """The `recurrence:` block, checked as a file's; None (with a problem) when the
     calendar cannot keep it: the event is then its first date only."""
@@ -272,7 +276,7 @@ def series(reader: _Reader, component: icalendar.Component, block: Block, moment
         return None
 
 
-def _finish(reader: _Reader, block: Block, found: dict,
+def _finish(reader: Reader, block: Block, found: dict,
             span: tuple[dt.datetime, dt.datetime, dt.tzinfo], exdates: list[dt.datetime],
             changes: dict[str, dict], stale: set[str], source_id: str) -> dict:
     """Exclusions and changes added where they name a date of the rules; a change of a
@@ -319,11 +323,10 @@ def _finish(reader: _Reader, block: Block, found: dict,
     return found
 
 
-def _change(reader: _Reader, pair: tuple[icalendar.Component, icalendar.Component],
-            oblock: Block, moment: _Moment, end: dt.datetime, fields: dict,
+def _change(reader: Reader, pair: tuple[icalendar.Component, icalendar.Component],
+            oblock: Block, moment: Moment, end: dt.datetime, fields: dict,
             source_id: str) -> tuple[str, dict] | None:
     """The `changes` entry an override makes (None when it changes nothing)."""
-    from .ics import text_of
 
     master, override = pair
 
@@ -370,29 +373,27 @@ def _change(reader: _Reader, pair: tuple[icalendar.Component, icalendar.Componen
     return (key, change) if change else None
 
 
-def _series_only(reader: _Reader, master: icalendar.Component,
+def _series_only(reader: Reader, master: icalendar.Component,
                  override: icalendar.Component, oblock: Block, key: str,
                  source_id: str) -> None:
     """Organizers and categories belong to the series here: one date's are reported."""
-    from .ics import _all, _categories
 
     def organizers(component: icalendar.Component) -> list[str]:
-        return [str(p).strip().lower() for p in _all(component, "ORGANIZER")]
+        return [str(p).strip().lower() for p in all_of(component, "ORGANIZER")]
 
-    for name, read in (("CATEGORIES", _categories), ("ORGANIZER", organizers)):
+    for name, read in (("CATEGORIES", categories_of), ("ORGANIZER", organizers)):
         mine = read(override)
         if mine and mine != read(master):
             reader.problem(f"RECURRENCE-ID {key}: {name} of one date cannot differ from "
                            "the series'; the series' are kept", oblock.line(name), source_id)
 
 
-def _place_of_one_date(reader: _Reader, pair: tuple[icalendar.Component,
+def _place_of_one_date(reader: Reader, pair: tuple[icalendar.Component,
                                                     icalendar.Component],
                        oblock: Block, key: str, source_id: str) -> None:
     """One date at another place is reported, not kept: a `changes` entry names its
     venue by slug, and the importer resolves links of the event's own fields only (a
     Ref left in a change would be written into the file as text)."""
-    from .ics import text_of
 
     master, override = pair
     place = " ".join(text_of(override, "LOCATION").split())
