@@ -94,15 +94,26 @@ def test_the_bundled_sample_is_never_served(home):
 
 def test_serve_says_where_the_calendar_is_and_how_to_stop(home, capsys, monkeypatch):
     served = []
-    monkeypatch.setattr("werkzeug.serving.run_simple",
-                        lambda host, port, app, **kw: served.append((host, port)))
+
+    class Server:  # what `serve` runs: bound, then served until Ctrl-C
+        def serve_forever(self) -> None:
+            served.append("served")
+
+        def server_close(self) -> None:
+            served.append("closed")
+
+    def make_server(host: str, port: int, app: object, **kw: object) -> Server:
+        served.append((host, port))
+        return Server()
+
+    monkeypatch.setattr("werkzeug.serving.make_server", make_server)
     assert cli.main(["serve", "--users", str(home / "users.yaml"), "--port", "8123"]) == 0
     out = capsys.readouterr().out
     demo = home / ".local/share/calendar-app/demo"
     assert str(demo) in out and "Made a demo calendar" in out
     assert "http://127.0.0.1:8123/wp-json/tribe/events/v1/" in out
     assert "Press Ctrl-C to stop" in out
-    assert served == [("127.0.0.1", 8123)]
+    assert served == [("127.0.0.1", 8123), "served", "closed"]
     assert git(REPO_ROOT, "status", "--porcelain", "--", "content") == ""
 
 
