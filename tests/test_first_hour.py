@@ -280,3 +280,16 @@ def test_init_answers_never_fail_on_any_typing(typed: list[str]) -> None:
         return
     if "timezone" in got:
         assert dates.zone(got["timezone"]) is not None
+
+
+def test_a_word_with_punctuation_is_found_as_written(client, admin) -> None:
+    # WordPress looks for each search word with LIKE: `c1-1` is not `c1` and `1`.
+    made = [_event(client, admin, title=title).get_json()["id"]
+            for title in ("Night c1-1", "Night c1-2", "Night c1-10")]
+    def found(query: str) -> list[int]:
+        body = client.get(f"{BASE}/events", query_string={
+            "search": query, "start_date": "2027-01-01", "per_page": 50}).get_json()
+        return sorted(e["id"] for e in body.get("events", []))
+    assert found("Night c1-1") == [made[0], made[2]]  # c1-10 holds c1-1, as in SQL LIKE
+    assert found("c1-2") == [made[1]]
+    assert found("c1 -c1-1") == [made[1]]  # c1-10 holds c1-1 too

@@ -17,6 +17,7 @@ from calendar_app.editorial import register
 from calendar_app.editorial.schema import resource_schema
 from calendar_app.model import dates, recurrence
 from calendar_app.model.resources import EVENTS
+from calendar_app.model.settings import recurrence_horizon
 
 D = dt.datetime
 START, END = D(2027, 3, 2, 19), D(2027, 3, 2, 21)  # a Tuesday
@@ -140,11 +141,11 @@ def test_weekly_class_keeps_its_wall_time_across_both_dst_switches(
 def test_endless_rule_stops_at_the_horizon() -> None:
     block = recurrence.normalize({"every": "week"})
     assert recurrence.is_endless(block, START)
-    until = recurrence.horizon({}, dt.date(2027, 3, 1))
+    until = recurrence_horizon({}, dt.date(2027, 3, 1))
     assert until == D(2029, 2, 28, 23, 59, 59)  # 730 days
     occ = recurrence.expand(block, START, END, until)
     assert len(occ) == 105 and occ[-1].start == D(2029, 2, 27, 19)
-    short = recurrence.horizon({"recurrence_horizon_days": 30}, dt.date(2027, 3, 1))
+    short = recurrence_horizon({"recurrence_horizon_days": 30}, dt.date(2027, 3, 1))
     assert len(recurrence.expand(block, START, END, short)) == 5
     daily = recurrence.normalize({"every": "day"})
     assert len(recurrence.expand(daily, START, END, D(2100, 1, 1))) == \

@@ -176,6 +176,9 @@ def event_records(draw) -> Record:
             "all_day": draw(st.booleans()), "featured": draw(st.booleans()),
             "categories": draw(st.lists(SLUG, max_size=3, unique=True)),
             "venue": draw(st.one_of(st.none(), SLUG))}
+    if data["all_day"]:  # an all-day event is kept from 00:00:00 to 23:59:59 (records.py)
+        data["start_date"] = start.replace(hour=0, minute=0, second=0)
+        data["end_date"] = end.replace(hour=23, minute=59, second=59)
     return Record("events", {k: v for k, v in data.items() if v not in (None, "")},
                   f"events/{start.year}/{data['slug']}.yaml")
 

@@ -148,15 +148,29 @@ def tokens(text: str) -> list[str]:
 
 class SearchTerms:
     """A WordPress-style search string: every word required, `-word` excluded; a word
-    matches a value holding it anywhere inside one of its words, in any case. A word
-    with punctuation is its tokens, each required (a token never spans two words)."""
+    matches a value holding it anywhere, in any case. A word with punctuation
+    (`c1-1`, `o'clock`) must occur as written: its tokens narrow the search through
+    the index, then the text itself is asked (`phrases`), as WordPress's LIKE does."""
 
     def __init__(self, text: str) -> None:
         self.include: list[str] = []
         self.exclude: list[str] = []
+        self.phrases: list[str] = []  # punctuated words that must occur as written
+        self.excluded_phrases: list[str] = []
         for word in text.split():
-            target = self.exclude if word.startswith("-") and len(word) > 1 else self.include
-            target.extend(tokens(word.lstrip("-") if target is self.exclude else word))
+            excluded = word.startswith("-") and len(word) > 1
+            word = word[1:] if excluded else word
+            parts = tokens(word)
+            punctuated = parts != [word.lower()]
+            if excluded:
+                if punctuated:
+                    self.excluded_phrases.append(word.lower())
+                else:
+                    self.exclude.extend(parts)
+            else:
+                self.include.extend(parts)
+                if punctuated and parts:
+                    self.phrases.append(word.lower())
 
     def query(self, collection: str, fields: tuple[str, ...]) -> wq.Query:
         def any_field(tok: str) -> wq.Query:
@@ -175,7 +189,15 @@ class SearchTerms:
         # when it is inside one of the words.
         words = "\n".join(w for f in fields for w in tokens(_plain(record.data.get(f))))
         return (all(t in words for t in self.include)
-                and not any(t in words for t in self.exclude))
+                and not any(t in words for t in self.exclude)
+                and self.phrases_match(record, fields))
+
+    def phrases_match(self, record: Record, fields: tuple[str, ...]) -> bool:
+        if not (self.phrases or self.excluded_phrases):
+            return True
+        text = "\n".join(_plain(record.data.get(f)) for f in fields).lower()
+        return (all(p in text for p in self.phrases)
+                and not any(p in text for p in self.excluded_phrases))
 
 
 def match_in_memory(view: CatalogVersion, collection: str, terms: SearchTerms,
@@ -531,4 +553,7 @@ class CalendarIndex:
             if again:
                 ids = np.union1d(ids, np.array(again, np.int64))
         # Ids whose document sits at another (pending) path are covered above.
+        if terms.phrases or terms.excluded_phrases:  # words with punctuation, as written
+            ids = ids[[terms.phrases_match(view.records[int(i)], fields) for i in ids]] \
+                if len(ids) else ids
         return ids

@@ -69,7 +69,7 @@ def controls(catalog: Catalog, resource: Resource, values: dict[str, Any],
         raw = values.get(f.name)
         ctl = Control(f.name, label(f), kind, raw, f.description[:1].upper() + f.description[1:],
                       f.required, f.type.form_attrs(_wall_value(kind, raw)))
-        ctl.options = [(v, v) for v in f.type.form_options()]
+        ctl.options = [(v, v or "(not set)") for v in f.type.form_options()]
         links.fill(catalog, f, ctl)
         if kind == "timezone":
             ctl.hint = f"An IANA zone such as Europe/Berlin; empty: the calendar's ({site_zone})"
