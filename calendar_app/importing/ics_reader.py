@@ -298,6 +298,7 @@ def _place(reader: Reader, component: icalendar.Component, block: Block, fields:
             fields["online_url"] = address
 
 
+_SPACES = re.compile(r"[ \t\f\v]+")
 _PARENTHESIZED = re.compile(r"(.+?)\s*\((.+)\)")  # Meetup: "Venue (street, city)"
 
 
@@ -311,13 +312,15 @@ def _address(reader: Reader, component: icalendar.Component, block: Block, field
     if _HTTP.fullmatch(location):
         fields.setdefault("online_url", location)
         location = ""
-    lines = [" ".join(line.split()) for line in location.splitlines() if line.strip()]
+    # Runs of spaces and tabs are one space; a no-break space in a name stays.
+    lines = [_SPACES.sub(" ", line).strip() for line in location.splitlines() if line.strip()]
     if not lines:
         if geo is not None:
             reader.problem("GEO without LOCATION: a venue needs a name; not imported",
                            block.line("GEO"), source_id)
         return
-    match = _PARENTHESIZED.fullmatch(lines[0]) if len(lines) == 1 else None
+    # Our feeds write "name, address" (site/ical.py): no Meetup parentheses there.
+    match = _PARENTHESIZED.fullmatch(lines[0]) if len(lines) == 1 and not reader.own else None
     if len(lines) > 1:
         name, address = lines[0], ", ".join(lines[1:])
     elif match:

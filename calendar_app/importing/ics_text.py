@@ -18,6 +18,10 @@ MAX_BYTES = 20 * 1024 * 1024
 # hostile and would recurse in the parser.
 MAX_DEPTH = 8
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
+# A fold followed by UTF-8 continuation bytes: the producer folded at 75 octets inside a
+# character (RFC 5545 says not to; some do). Moved after the character, the line
+# numbers stay and unfolding gives the same text.
+_FOLD_IN_CHARACTER = re.compile(rb"(\r\n|\n|\r)([ \t])([\x80-\xbf]+)")
 _NAME = re.compile(r"[A-Za-z0-9-]+")
 
 
@@ -51,6 +55,7 @@ def decode(data: bytes, origin: str) -> tuple[str, str]:
                                f"more than {MAX_BYTES // 2**20} MB are not read")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    data = _FOLD_IN_CHARACTER.sub(rb"\3\1\2", data)
     try:
         return data.decode("utf-8"), ""
     except UnicodeDecodeError as exc:
