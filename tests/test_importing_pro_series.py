@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -105,9 +104,9 @@ def test_each_series_is_one_event_with_exactly_the_listed_dates(
 
 def test_what_one_date_cannot_hold_is_reported(imported: dict) -> None:
     messages = [p.message for p in imported["first"].problems]
-    assert messages == ["odd-dates on 2027-02-20 20:00:00: another venue than the series' "
+    assert messages == [("odd-dates on 2027-02-20 20:00:00: another venue than the series' "
                         "first date; one date cannot have its own venue here, the "
-                        "series' is kept"]
+                        "series' is kept")]
 
 
 def test_single_events_stay_single_and_a_second_run_changes_nothing(
