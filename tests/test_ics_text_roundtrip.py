@@ -163,3 +163,22 @@ def test_any_text_survives_the_round_trip(texts: list[tuple[str, str, str]]) -> 
         assert fields["title"] == _spaces(title)
         assert fields["description"] == description
         assert fields["venue"] == {"venue": _spaces(name), "address": "Straße 1, Zürich"}
+
+
+def test_what_no_one_reads_is_cut_before_parsing_and_nothing_else() -> None:
+    """Bookkeeping, producers' X- properties and alarms are not parsed (speed); what
+    is read (SEQUENCE, X-GOOGLE-CONFERENCE, X-WR-TIMEZONE) still is, lines still count."""
+    body = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Google Inc//Google Calendar//EN\r\n"
+            "X-WR-TIMEZONE:Europe/Berlin\r\nX-PUBLISHED-TTL:PT1H\r\nBEGIN:VEVENT\r\n"
+            "DTSTAMP:20261101T120000Z\r\nX-MOZ-GENERATION:3\r\n  and a fold\r\n"
+            "UID:g1\r\nDTSTART:20270105T180000Z\r\nSEQUENCE:2\r\nSUMMARY:Café\r\n"
+            "X-GOOGLE-CONFERENCE:https://meet.example.org/abc\r\nBEGIN:VALARM\r\n"
+            "ACTION:DISPLAY\r\nTRIGGER:-PT30M\r\nEND:VALARM\r\nRESOURCES:Projector\r\n"
+            "END:VEVENT\r\nEND:VCALENDAR\r\n")
+    batch = read_ics(body.encode(), "google.ics", "UTC")
+    (event,) = [r for r in batch.records if r.collection == "events"]
+    assert event.fields["title"] == "Café"
+    assert event.fields["online_url"] == "https://meet.example.org/abc"
+    assert event.fields["start_date"] == dt.datetime(2027, 1, 5, 19)  # X-WR-TIMEZONE read
+    assert [(p.message, p.line) for p in batch.problems] == [
+        ("RESOURCES not imported (no such field here)", 19)]

@@ -17,7 +17,7 @@ from ..model.fieldbase import RecordError
 from ..model.resources import RESOURCES
 from . import ics_zones
 from .batch import Batch, Incoming, Problem, Ref
-from .ics_text import Block, IcsError, decode, scan, value_of
+from .ics_text import Block, IcsError, decode, scan, value_of, without_unread
 
 OWN_PRODID = "-//calendar_app//static site//EN"  # site/ical.py PRODID
 # The plugin's exports: "-//<site name> - ECPv6.2.8//NONSGML v1.0//EN".
@@ -75,7 +75,7 @@ class Reader:
         for kind, line in layout.others:
             self.problem(f"{kind}: only events (VEVENT) are imported", line)
         try:
-            calendars = icalendar.Calendar.from_ical(text, multiple=True)
+            calendars = icalendar.Calendar.from_ical(without_unread(text), multiple=True)
         except Exception as exc:  # noqa: BLE001 - any failure of the parser: not readable
             raise IcsError(self.origin, f"not a readable iCalendar file ({exc})") from None
         found = [calendar.walk("VEVENT") for calendar in calendars]
