@@ -16,7 +16,7 @@ from test_importing import _captured, commits, empty_tree, open_cal, plugin_stub
 
 from calendar_app.importing.apply import Options, apply_batch
 from calendar_app.importing.batch import Batch, Incoming
-from calendar_app.importing.tec import read_tec
+from calendar_app.importing.tec import _add_events, read_tec
 from calendar_app.importing.tec_series import series
 from calendar_app.model import recurrence
 
@@ -140,3 +140,32 @@ def test_any_listed_dates_come_back_exactly(starts: list[dt.datetime], minutes: 
     got = [o.start for o in recurrence.expand(block, first, first + dt.timedelta(
         minutes=minutes), dt.datetime(2031, 1, 1))]
     assert got == sorted(starts) and batch.problems == []
+
+
+_VALUE = st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=8),
+                   st.sampled_from(["2027-01-05 19:00:00", "2027-01-12 19:00:00",
+                                    "0000-00-00 00:00:00", "2027-02-30 10:00:00"]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.fixed_dictionaries({
+    "id": st.one_of(st.integers(1, 40), st.text(max_size=3)),
+    "slug": st.one_of(st.sampled_from(["a", "b", ""]), st.none(), st.integers()),
+    "title": _VALUE, "start_date": _VALUE, "end_date": _VALUE, "venue": st.one_of(
+        st.none(), st.fixed_dictionaries({"id": st.integers(1, 3)})),
+    "cost": _VALUE}), max_size=12))
+def test_hostile_listings_lose_no_event(items: list[dict]) -> None:
+    """Whatever the items, nothing raises, and every item with an id is a record of
+    its own or a date of a series."""
+    batch = Batch("stub")
+    _add_events(batch, items)
+    events = [r for r in batch.records if r.collection == "events"]
+    dates = sum(1 + len(r.fields["recurrence"].get("rdate", []))
+                if "rdate" in r.fields.get("recurrence", {}) else
+                int(r.fields["recurrence"]["rrule"].rsplit("=", 1)[1])
+                if "recurrence" in r.fields else 1 for r in events)
+    with_id = [i for i in items if isinstance(i["id"], int)]
+    same_start = len(with_id) - len({(i["slug"], i["start_date"]) if isinstance(
+        i["slug"], str) and i["slug"] else ("id", n) for n, i in enumerate(with_id)})
+    assert dates >= len(with_id) - same_start
+    assert len(batch.problems) >= len(items) - len(with_id)

@@ -40,19 +40,21 @@ def add_series(batch: Batch, items: list[dict], event: Callable[[dict], Incoming
     for item in items:
         groups.setdefault(item.get("slug") or ("id", item.get("id")), []).append(item)
     for slug, group in groups.items():
-        if len(group) == 1 or not isinstance(slug, str):
-            batch.records += [event(item) for item in group]
-        else:
-            batch.records.append(series(batch, slug, [event(item) for item in group]))
+        records = [event(item) for item in group]
+        dated = [r for r in records if isinstance(r.fields.get("start_date"), dt.datetime)]
+        if len(dated) < 2 or not isinstance(slug, str):
+            batch.records += records
+            continue
+        # Without a readable start a date is no occurrence: on its own, for the
+        # importer to report, never dropped.
+        batch.records += [r for r in records if r not in dated]
+        batch.records.append(series(batch, slug, dated))
 
 
 def series(batch: Batch, slug: str, occurrences: list[Incoming]) -> Incoming:
-    """One event for the occurrences of a series (at least two, any order)."""
-    dated = sorted((o for o in occurrences if isinstance(o.fields.get("start_date"),
-                                                         dt.datetime)),
-                   key=lambda o: (o.fields["start_date"], str(o.source_id)))
-    if not dated:  # no dates to make a series of: the first as it is
-        return occurrences[0]
+    """One event for the occurrences of a series (at least two with a start_date,
+    any order)."""
+    dated = sorted(occurrences, key=lambda o: (o.fields["start_date"], str(o.source_id)))
     first = dated[0].fields
     start, end = first["start_date"], first.get("end_date") or first["start_date"]
     starts = sorted({o.fields["start_date"] for o in dated})
