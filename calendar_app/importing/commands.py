@@ -1,9 +1,11 @@
 """The commands `import tec|csv|ics`, `export csv|ics` and `sources run`.
 
 Imports read their input first (network, parsing), then apply it as one commit by the
-`import` user (sources: the `sources` user), or none. Exit codes: 0 done, 1 the input
-could not be read or some records were not imported (each named with its line), 2 a
-wrong option.
+`import` user (sources: the `sources` user), or none. In a clone of a shared
+repository the commit is pushed like a server write before the command exits
+(docs/importing.md, "Shared remote"). Exit codes: 0 done, 1 the input could not be
+read, some records were not imported (each named with its line) or the commit could
+not be pushed (it stays in the clone), 2 a wrong option.
 """
 
 from __future__ import annotations
