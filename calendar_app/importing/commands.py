@@ -1,14 +1,17 @@
 """The commands `import tec|csv|ics`, `export csv|ics` and `sources run`.
 
 Imports read their input first (network, parsing), then apply it as one commit by the
-`import` user (sources: the `sources` user), or none. Exit codes: 0 done, 1 the input
-could not be read or some records were not imported (each named with its line), 2 a
-wrong option.
+`import` user (sources: the `sources` user), or none. In a clone of a shared
+repository the commit is pushed like a server write before the command exits
+(docs/importing.md, "Shared remote"). Exit codes: 0 done, 1 the input could not be
+read, some records were not imported (each named with its line) or the commit could
+not be pushed (it stays in the clone), 2 a wrong option.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,16 +26,74 @@ from .media import discard
 
 if TYPE_CHECKING:
     from ..catalog.reader import Reader
+    from ..sync.settings import SyncSettings
     from ..wiring import Calendar
 
 IMPORT_USER = User(0, "import", "editor", "import@calendar.invalid")
 
 
 def _open(args: argparse.Namespace) -> Calendar:
+    from ..sync.settings import SyncError
     from ..wiring import open_calendar  # the server's parts: only when a command runs
 
     content, cache_dir = command_tree(args.content, args.cache_dir)
-    return open_calendar(content, default_users_file(), cache_dir, index_in_background=False)
+    try:
+        return open_calendar(content, default_users_file(), cache_dir,
+                             index_in_background=False, sync=_shared(args, cache_dir))
+    except SyncError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def _shared(args: argparse.Namespace, cache_dir: Path) -> SyncSettings | None:
+    """The shared remote a write command pushes to, as the server does (push "wait"):
+    --remote, else $CALENDAR_REMOTE, else the one this clone is served with (its sync
+    state); none for a dry run, --no-push, or a clone never served with a remote."""
+    from ..sync.settings import SyncSettings
+    from ..sync.state import STATE_FILE, read_state
+
+    if not hasattr(args, "no_push") or args.dry_run or args.no_push:
+        return None
+    state = read_state(cache_dir / STATE_FILE)
+    remote = args.remote or state.get("remote")
+    if not remote:
+        return None
+    same = remote in (state.get("remote"), state.get("url"))
+    branch = args.branch or (state.get("branch") if same else None) or "main"
+    return SyncSettings(remote, branch, push="wait")
+
+
+def _bring_in(calendar: Calendar) -> None:
+    """Before a write command plans: the remote's commits integrated (and what an
+    earlier run left unpushed pushed), so ids, slugs and records are the latest."""
+    sync = calendar.remote_sync
+    if sync is not None:
+        result = sync.exchange()
+        if result.state != "pushed":
+            print(f"warning: {sync.remote}/{sync.branch} not brought in first: "
+                  f"{result.error}; working on this clone as it is", file=sys.stderr)
+
+
+def _push(calendar: Calendar, committed: bool) -> int:
+    """After a write command: each commit was pushed as it was made (refused: fetched,
+    rebased, pushed again); what is still not on the remote is tried once more here.
+    1 (and the reason) when it is not there: the commits stay in this clone, pushed
+    by the next run or the server's next exchange (`sync status` lists them)."""
+    sync = calendar.remote_sync
+    if sync is None:
+        return 0
+    left = sync.unpushed()
+    if left:
+        result = sync.exchange()
+        still = sync.unpushed()
+        if still:
+            print(f"error: {len(still)} commit(s) not pushed to {sync.remote}/{sync.branch}: "
+                  f"{result.error or 'the remote branch lacks them'}; they stay in this "
+                  "clone (sync status) for the next run or the server to push",
+                  file=sys.stderr)
+            return 1
+    if committed or left:
+        print(f"pushed to {sync.remote}/{sync.branch}")
+    return 0
 
 
 def _say(outcome: Outcome, dry_run: bool) -> None:
@@ -84,7 +145,7 @@ def _apply(args: argparse.Namespace, calendar: Calendar, batch: Batch, source: s
                            "fingerprints": outcome.fingerprints,
                            "last_summary": outcome.summary()})
     _say(outcome, args.dry_run)
-    return 1 if outcome.problems else 0
+    return max(1 if outcome.problems else 0, _push(calendar, outcome.committed))
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -92,6 +153,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from .sources import parse
 
     calendar = _open(args)
+    _bring_in(calendar)
     try:
         if args.kind == "tec":
             from .tec import read_tec
@@ -143,6 +205,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         calendar.close()
     if args.out:
         Path(args.out).write_text(text, "utf-8", newline="")
+    elif hasattr(sys.stdout, "buffer"):  # UTF-8 whatever the terminal's locale says
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.buffer.flush()
     else:
         sys.stdout.write(text)
     return 0
@@ -152,7 +218,9 @@ def cmd_sources_run(args: argparse.Namespace) -> int:
     from .sources import SourceError, load_source, run_source, source_names
 
     calendar = _open(args)
+    _bring_in(calendar)
     failed = 0
+    committed = False
     try:
         names = [args.name] if args.name else source_names(calendar.tree.root)
         if not names:
@@ -170,6 +238,8 @@ def cmd_sources_run(args: argparse.Namespace) -> int:
             else:
                 _say(outcome, args.dry_run)
                 failed += bool(outcome.problems)
+                committed |= outcome.committed
+        failed += _push(calendar, committed)
     finally:
         calendar.close()
     return 1 if failed else 0
@@ -188,6 +258,16 @@ def _common(parser: argparse.ArgumentParser, writes: bool = True) -> None:
     parser.add_argument("--merge-duplicates", action="store_true",
                         help="an event already here from another source is not made again; "
                              "the decision is kept in sources/merges.yaml")
+    env = os.environ.get
+    parser.add_argument("--remote", default=env("CALENDAR_REMOTE"), metavar="URL_OR_NAME",
+                        help="push the commit to this shared repository, as the server "
+                             "pushes a write (default: $CALENDAR_REMOTE, else the remote "
+                             "the clone is served with)")
+    parser.add_argument("--branch", default=env("CALENDAR_BRANCH"),
+                        help="the remote's branch (default: $CALENDAR_BRANCH, else the "
+                             "served one, else main)")
+    parser.add_argument("--no-push", action="store_true",
+                        help="commit in this clone only, even with a shared remote")
 
 
 def register(sub: argparse._SubParsersAction, export_ics: Callable[[Reader], str]) -> None:

@@ -17,7 +17,7 @@ from ..model.fieldbase import RecordError
 from ..model.resources import RESOURCES
 from . import ics_zones
 from .batch import Batch, Incoming, Problem, Ref
-from .ics_text import Block, IcsError, decode, scan, value_of
+from .ics_text import Block, IcsError, decode, scan, value_of, without_unread
 
 OWN_PRODID = "-//calendar_app//static site//EN"  # site/ical.py PRODID
 # The plugin's exports: "-//<site name> - ECPv6.2.8//NONSGML v1.0//EN".
@@ -75,7 +75,7 @@ class Reader:
         for kind, line in layout.others:
             self.problem(f"{kind}: only events (VEVENT) are imported", line)
         try:
-            calendars = icalendar.Calendar.from_ical(text, multiple=True)
+            calendars = icalendar.Calendar.from_ical(without_unread(text), multiple=True)
         except Exception as exc:  # noqa: BLE001 - any failure of the parser: not readable
             raise IcsError(self.origin, f"not a readable iCalendar file ({exc})") from None
         found = [calendar.walk("VEVENT") for calendar in calendars]
@@ -298,6 +298,7 @@ def _place(reader: Reader, component: icalendar.Component, block: Block, fields:
             fields["online_url"] = address
 
 
+_SPACES = re.compile(r"[ \t\f\v]+")
 _PARENTHESIZED = re.compile(r"(.+?)\s*\((.+)\)")  # Meetup: "Venue (street, city)"
 
 
@@ -311,13 +312,15 @@ def _address(reader: Reader, component: icalendar.Component, block: Block, field
     if _HTTP.fullmatch(location):
         fields.setdefault("online_url", location)
         location = ""
-    lines = [" ".join(line.split()) for line in location.splitlines() if line.strip()]
+    # Runs of spaces and tabs are one space; a no-break space in a name stays.
+    lines = [_SPACES.sub(" ", line).strip() for line in location.splitlines() if line.strip()]
     if not lines:
         if geo is not None:
             reader.problem("GEO without LOCATION: a venue needs a name; not imported",
                            block.line("GEO"), source_id)
         return
-    match = _PARENTHESIZED.fullmatch(lines[0]) if len(lines) == 1 else None
+    # Our feeds write "name, address" (site/ical.py): no Meetup parentheses there.
+    match = _PARENTHESIZED.fullmatch(lines[0]) if len(lines) == 1 and not reader.own else None
     if len(lines) > 1:
         name, address = lines[0], ", ".join(lines[1:])
     elif match:

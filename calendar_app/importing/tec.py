@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import fetch
 from .batch import Batch, Incoming, Problem, Ref
+from .tec_series import add_series
 
 API = "wp-json/tribe/events/v1"
 PER_PAGE = 50  # the plugin's maximum
@@ -128,10 +129,12 @@ def _hidden_events(pool: ThreadPoolExecutor, get: Getter, headers: dict, root: s
     at most MAX_PROBES of them (a site whose ids are mostly other posts is not probed)."""
     seen = {i.get("id") for name in ("events", "venues", "organizers", "categories", "tags")
             for i in lists[name]} | {i.get("series_id") for i in lists["events"]}
-    listed = [i for i in seen if isinstance(i, int) and 0 < i < OCCURRENCE_IDS]
-    missing = sorted(set(range(1, max(listed, default=0))) - seen)
-    if not missing or len(missing) > MAX_PROBES:
+    listed = {i for i in seen if isinstance(i, int) and 0 < i < OCCURRENCE_IDS}
+    top = max(listed, default=0)
+    # Counted before the range is made: Pro's occurrence ids start at 10,000,000.
+    if not 0 < top - len(listed) <= MAX_PROBES:
         return []
+    missing = sorted(set(range(1, top)) - listed)
 
     def probe(number: int) -> dict | None:
         try:
@@ -273,12 +276,18 @@ def _cost(item: dict) -> str | None:
 
 
 def _add_events(batch: Batch, items: list[dict]) -> None:
-    """One record per event; a recurring series (listed once per occurrence) once,
-    from its first occurrence."""
+    """One record per event. A series of this app (listed once per occurrence, each
+    with its `series_id` and the series' `recurrence`) once; Pro's occurrences, events
+    sharing one slug, as one series whose dates are exactly the listed ones
+    (tec_series.py)."""
     seen: set[str] = set()
+    plugin: list[dict] = []
     for item in items:
         if not isinstance(item.get("id"), int):
             batch.problems.append(Problem(f"an event without an id: {str(item)[:80]}"))
+            continue
+        if not item.get("series_id"):
+            plugin.append(item)
             continue
         incoming = _event(item)
         if incoming.source_id in seen:
@@ -287,3 +296,4 @@ def _add_events(batch: Batch, items: list[dict]) -> None:
         if item.get("is_recurring"):
             incoming.fields["id"] = item.get("series_id")
         batch.records.append(incoming)
+    add_series(batch, plugin, _event)

@@ -235,10 +235,12 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _BREAKING_TAG = re.compile(rf"</?(?:{_BLOCK_TAGS}|br)\b[^>]*>", re.IGNORECASE)
 _ANY_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _WHITESPACE = re.compile(r"\s+")
+_HTML_SPACE = re.compile(r"[ \t\n\r\f\v]+")  # HTML's white space: no no-break space
 
 
-def plain_text(html: str) -> str:
-    """Text content of an HTML fragment: tags removed, entities decoded, spaces collapsed."""
+def plain_text(html: str, keep_no_break: bool = False) -> str:
+    """Text content of an HTML fragment: tags removed, entities decoded, spaces collapsed;
+    `keep_no_break`: a no-break space stays one (a title's text, as its author typed)."""
     if not html:
         return ""
     text = _DROP_WITH_CONTENT.sub(" ", html)
@@ -247,4 +249,4 @@ def plain_text(html: str) -> str:
     text = _BREAKING_TAG.sub(" ", text)
     text = _ANY_TAG.sub("", text)
     text = _html.unescape(text)
-    return _WHITESPACE.sub(" ", text).strip()
+    return (_HTML_SPACE if keep_no_break else _WHITESPACE).sub(" ", text).strip()

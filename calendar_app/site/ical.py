@@ -87,7 +87,7 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str,
         lines.append("DESCRIPTION:" + text(description))
     lines.append("URL:" + uri(page_url))
     if event.venue is not None:
-        lines.append("LOCATION:" + text(", ".join(address_lines(event.venue, True, model.territory))))
+        lines.append("LOCATION:" + text(location(address_lines(event.venue, True, model.territory))))
         lat, lng = event.venue.get("geo_lat"), event.venue.get("geo_lng")
         if lat is not None and lng is not None:
             lines.append(f"GEO:{float(lat):.6f};{float(lng):.6f}")
@@ -99,6 +99,13 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str,
               "END:VEVENT", ""]
     return b"\r\n".join(fold(line) for line in lines) + (
         b"" if alone else changed_occurrences(event, model, host, page_url))
+
+
+def location(lines: list[str]) -> str:
+    """The venue's name and address as one line; a name holding a comma on a line of
+    its own (as Apple writes it), so that a reader can tell where the name ends."""
+    name, rest = lines[0], ", ".join(lines[1:])
+    return f"{name}\n{rest}" if "," in name and rest else ", ".join(lines)
 
 
 # The plugin's Event Status as RFC 5545's (3.8.1.11): a postponed event has no date yet.

@@ -97,7 +97,7 @@ class EventView:
 
     @cached_property
     def title_text(self) -> str:
-        return markup.plain_text(str(self.title))
+        return markup.plain_text(str(self.title), keep_no_break=True)
 
     @property
     def description(self) -> Markup:
