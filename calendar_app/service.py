@@ -36,8 +36,11 @@ class Service(Linking):
         self.catalog = catalog
         self.users = users
         self.clock = clock
-        # Called after each commit, the write lock still held (sync pushes it).
+        # Called after each commit, the write lock still held (sync numbers it).
         self.committed: list[Callable[[], object]] = []
+        # Called once a write let go of the write lock (sync waits for its push there,
+        # so the writers waiting share pushes while others commit).
+        self.settled: list[Callable[[], object]] = []
 
     # -- time --------------------------------------------------------------
     @property
@@ -76,6 +79,8 @@ class Service(Linking):
         with self.catalog.tree.locked(), self.catalog.lock:
             self.catalog.pin_latest()
             yield
+        for hook in self.settled:  # not after an error: no write to answer for
+            hook()
 
     def create(self, collection: str, body: dict, user: User | None,
                reuse: bool = True) -> tuple[Record, bool]:
