@@ -59,7 +59,7 @@ class PushGroup:
         """{"pushed": n, "failed": n}: commits up to n are on the remote; the last push
         that gave up covered commits up to n."""
         marks = {"pushed": 0, "failed": 0}
-        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+        with contextlib.suppress(OSError, ValueError, TypeError, OverflowError):
             saved = json.loads(self.marks_path.read_text())
             marks.update({k: int(saved[k]) for k in marks if k in saved})
         return marks

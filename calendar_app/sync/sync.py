@@ -163,9 +163,8 @@ class RemoteSync:
 
     # -- writes --------------------------------------------------------------------
     def on_commit(self) -> None:
-        """Called by the service after each interface commit, the write lock held: the
-        commit is numbered; in `wait` mode `settle` waits for its push once the lock is
-        let go. While the remote is stalled the write does not wait for it: queued."""
+        """After each interface commit, the write lock held: number it; in `wait` mode
+        `settle` waits for its push (not while the remote is stalled: queued)."""
         number = self.group.commit_made()
         if self.settings.push == "wait" and not read_state(self.state_path).get("stalled"):
             self._local.waiting = number
@@ -198,20 +197,21 @@ class RemoteSync:
             return self._lead(time.monotonic() + self.settings.timeout).state
 
     def _lead(self, deadline: float) -> SyncResult:
-        """Push the branch head for everyone queued: without the write lock first (the
-        usual case: the remote did not move); refused, integrate and push again under
-        it. The push lock is held."""
+        """Push the branch head for everyone queued, the push lock held: without the
+        write lock (the remote did not move); refused, integrate and push under it."""
         covered = self.group.made()  # before the head: every commit counted is in it
         try:
-            pushed = self._push(deadline)
+            head = self._push(deadline)
+            # Refused: fetch before taking the write lock, writes go on meanwhile.
+            fetched = "" if head else self._fetch(deadline)
         except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
             return self._failed(exc, set(), covered)
-        if not pushed:
+        if not head:
             with self.tree.locked():
-                return self._rounds(deadline, True, "")
-        self._save_state(error="", pushed=True)
+                return self._rounds(deadline, True, fetched)
+        self._save_state(error="", pushed=True, upstream=head)
         self.group.record(covered, pushed=True)
-        return SyncResult("pushed", self._rev("HEAD"))
+        return SyncResult("pushed", head)
 
     def take_outcome(self) -> str:
         """What became of this thread's last write ("pushed", "queued"; "" if none)."""
@@ -290,16 +290,16 @@ class RemoteSync:
         self.git("update-ref", "-d", ref)
         return head
 
-    def _push(self, deadline: float) -> bool:
-        """Push the branch; False when refused because the remote moved on."""
+    def _push(self, deadline: float) -> str:
+        """Push the branch: the head pushed, "" when refused (the remote moved on)."""
         head = self._rev(self.branch)
         proc = self._network(deadline, "push", "--porcelain", self.remote,
                              f"{head}:refs/heads/{self.branch}")
         if proc.returncode == 0:
             self.git("update-ref", self.upstream, head)
-            return True
+            return head
         if _REFUSED.search(proc.stdout + proc.stderr):
-            return False
+            return ""
         raise SyncError(f"git push failed: {git_reason(proc.stderr)}")
 
     def _integrate(self, previous: str = "") -> set[str]:
@@ -578,7 +578,7 @@ class RemoteSync:
     # -- state ---------------------------------------------------------------------
     def _save_state(self, error: str | None = None, pushed: bool = False,
                     integrated: bool = False, stalled: bool = False,
-                    rewritten: str = "") -> None:
+                    rewritten: str = "", upstream: str = "") -> None:
         state = read_state(self.state_path)
         now = self.clock().astimezone(dt.UTC).isoformat(timespec="seconds")
         if self._url is None:
@@ -593,7 +593,7 @@ class RemoteSync:
         if integrated:
             state["last_integrated_at"] = now
         if pushed or integrated:  # the remote's head as we last saw it (force-pushes)
-            state["upstream"] = self._rev(self.upstream)
+            state["upstream"] = upstream or self._rev(self.upstream)
         if rewritten:
             state["rewritten"] = rewritten
             state["rewritten_at"] = now
