@@ -454,8 +454,11 @@ class ContentTree:
         return self._commit_carefully(paths, message, author)
 
     def _git_ok(self, *args: str) -> bool:
-        return subprocess.run(["git", *args], cwd=self.git_root, env=git_env(),
-                              capture_output=True, check=False).returncode == 0
+        try:
+            self._git(*args)
+        except GitError:
+            return False
+        return True
 
     def _commit_carefully(self, paths: list[str], message: str, author: str) -> bool:
         """`commit` when a path is neither on disk nor known to git, or nothing changed."""
