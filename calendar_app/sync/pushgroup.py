@@ -50,7 +50,9 @@ class PushGroup:
             return 0
 
     def commit_made(self) -> int:
-        """Number the commit just made; the write lock is held."""
+        """Number the commit just made; the write lock is held. Above the pushed mark
+        even if the counter went back (lost, or older than the marks after a power
+        cut): a new commit is never taken for pushed."""
         number = max(self.made(), self.marks()["pushed"]) + 1
         _replace(self.counter_path, str(number))
         return number

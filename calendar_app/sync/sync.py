@@ -163,25 +163,22 @@ class RemoteSync:
 
     # -- writes --------------------------------------------------------------------
     def on_commit(self) -> None:
-        """After each interface commit, the write lock held: number it; in `wait` mode
-        `settle` waits for its push (not while the remote is stalled: queued)."""
-        number = self.group.commit_made()
-        if self.settings.push == "wait" and not read_state(self.state_path).get("stalled"):
-            self._local.waiting = number
-            self._local.outcome = ""
-        else:
-            self._local.waiting = 0
-            self._local.outcome = "queued"
-            self._wake.set()
+        """After each interface commit, the write lock held: number it (no more here,
+        every writer waits for this lock)."""
+        self._local.waiting = self.group.commit_made()
+        self._local.outcome = ""
 
     def settle(self) -> None:
-        """Called by the service once a write let go of the write lock: wait until this
-        thread's commit is on the remote (pushed by us or by whoever led the group)."""
+        """Once a write let go of the write lock: in `wait` mode, wait until its commit
+        is on the remote (pushed by us or by whoever led the group); not while the
+        remote is stalled, nor in `queue` mode: queued, for the exchange thread."""
         number = getattr(self._local, "waiting", 0)
         if not number:
             return
         self._local.waiting = 0
-        self._local.outcome = self.await_push(number)
+        self._local.outcome = "queued"
+        if self.settings.push == "wait" and not read_state(self.state_path).get("stalled"):
+            self._local.outcome = self.await_push(number)
         if self._local.outcome == "queued":
             self._wake.set()  # the exchange thread retries until the remote takes it
 
