@@ -17,9 +17,8 @@ was on the remote (queued pushes are retried by the servers), ids answered but n
 the remote after a minute (lost), ids twice on the remote, how many pushes the remote
 took to its branch (a hook on the bare repository counts them: writers waiting share
 pushes), the CPU time the servers, their git processes and the daemon spent per write
-(user + system, from the first start to the last stop: it holds up under load, where
-wall-clock figures do not) and the load average (the machine is shared: read it beside
-the figures).
+while the writes ran (user + system: it holds up under load, where wall-clock figures
+do not) and the load average (the machine is shared: read it beside the figures).
 
 `--leases-only` measures id leases alone (calendar_app/idlease.py) over the daemon:
 the latency of one lease, and `--leasers` processes taking `--ids` ids each in blocks
@@ -31,7 +30,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import multiprocessing
-import resource
+import os
 import shutil
 import statistics
 import subprocess
@@ -88,7 +87,6 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
     users_file = root / "users.yaml"
     password = UserStore(users_file).add("administrator", "administrator")
     procs: list[subprocess.Popen] = []
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # reaped processes' CPU
     with GitDaemon(served, log=root / "daemon.log") as daemon:
         ports = []
         try:
@@ -121,6 +119,8 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                         answers.append((status, body.get("id") if isinstance(body, dict)
                                         else None, headers.get("x-calendar-sync")))
 
+            sessions = [daemon.proc.pid, *(proc.pid for proc in procs)]
+            cpu_before = sessions_cpu(sessions)
             load_before = loadavg()
             threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
             started = time.perf_counter()
@@ -129,6 +129,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             for thread in threads:
                 thread.join()
             wall = time.perf_counter() - started
+            cpu = sessions_cpu(sessions) - cpu_before
             load_after = loadavg()
             ids = [i for status, i, _ in answers if status == 201]
             # Queued writes (their pushes lost every race meanwhile) are pushed by the
@@ -144,8 +145,6 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
         finally:
             for proc in procs:
                 stop_process(proc)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
     return {"cpu_per_write": cpu / max(1, len(ids)),"instances": instances, "writes": writes, "wall": wall,
             "per_second": len(ids) / wall, "p50": statistics.median(latencies),
             "p95": percentile(latencies, 0.95), "max": max(latencies),
@@ -154,6 +153,22 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             "settled": settled, "duplicates": len(on_remote) - len(set(on_remote)),
             "pushes": len(pushes.read_text().splitlines()) if pushes.exists() else 0,
             "load": f"{load_before} -> {load_after}"}
+
+
+def sessions_cpu(sessions: list[int]) -> float:
+    """CPU seconds (user + system) of every process in these sessions, with the children
+    they waited for (git processes a worker ran, the daemon's receive-packs)."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[3]) in sessions:  # fields after the name: state, ppid, pgrp, sid
+            ticks += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def count_pushes(bare: Path) -> Path:

@@ -91,8 +91,8 @@ def test_threads_of_one_process_share_pushes(tmp_path: Path, daemon, users) -> N
     app = make_app(tmp_path, served.url("remote.git"))
     try:
         with ThreadedServer(app) as server:
-            results = hammer(server.port, users["administrator"], 8, 5, "threads", bare)
-        assert_all_pushed_once(results, bare, 40)
+            results = hammer(server.port, users["administrator"], 6, 4, "threads", bare)
+        assert_all_pushed_once(results, bare, 24)
         # The clone and the remote agree; nothing is left to push.
         assert git(bare, "rev-parse", "main") == git(tmp_path / "server", "rev-parse", "HEAD")
         assert app.extensions["calendar"].remote_sync.unpushed() == []
@@ -113,10 +113,10 @@ def test_gunicorn_workers_share_pushes_through_the_repository(tmp_path: Path, da
                                  workers=3, threads=2)
     try:
         wait_for_port(port, proc, timeout=60, log=log)
-        results = hammer(port, users["administrator"], 8, 5, "workers", bare)
+        results = hammer(port, users["administrator"], 6, 4, "workers", bare)
     finally:
         stop_process(proc)
-    assert_all_pushed_once(results, bare, 40)
+    assert_all_pushed_once(results, bare, 24)
     assert git(bare, "rev-parse", "main") == git(tmp_path / "clone", "rev-parse", "HEAD")
 
 
