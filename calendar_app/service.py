@@ -76,11 +76,13 @@ class Service(Linking):
         """The tree's write lock (other threads and processes), then the catalog's;
         the rules are checked against the latest catalog version, not the one the
         request started with (ids and slugs taken meanwhile)."""
-        with self.catalog.tree.locked(), self.catalog.lock:
-            self.catalog.pin_latest()
-            yield
-        for hook in self.settled:  # not after an error: no write to answer for
-            hook()
+        try:
+            with self.catalog.tree.locked(), self.catalog.lock:
+                self.catalog.pin_latest()
+                yield
+        finally:  # after an error too: a commit made before it is still pushed
+            for hook in self.settled:
+                hook()
 
     def create(self, collection: str, body: dict, user: User | None,
                reuse: bool = True) -> tuple[Record, bool]:
