@@ -2,19 +2,23 @@
 leasing id blocks.
 
     python bench/multi_instance_bench.py [--instances 1 3] [--writes 90] [--clients 6]
-                                         [--workers 2] [--push wait] [--root DIR]
+                                         [--workers 2] [--threads 1] [--push wait]
+                                         [--root DIR]
     python bench/multi_instance_bench.py --leases-only [--leasers 3] [--ids 300]
 
 Per instance count: a bare repository of the bundled sample served by `git daemon` on
-the loopback (pushes on), that many production servers (gunicorn, `--workers` sync
-workers each) started over empty folders (each clones the remote), then `--writes`
+the loopback (pushes on), that many production servers (gunicorn, `--workers` workers
+each, sync workers or with `--threads` threads each) started over empty folders (each clones the remote), then `--writes`
 POST /events from `--clients` client threads spread round-robin over the instances,
 all at once. Prints writes per second (wall clock from the first request to the last
 answer), p50 / p95 / max latency, how many answers were not 201 and how many were
 answered as queued (committed, push pending: `X-Calendar-Sync`), when every answered id
 was on the remote (queued pushes are retried by the servers), ids answered but not on
-the remote after a minute (lost), ids twice on the remote, and the load average (the
-machine is shared: read it beside the figures).
+the remote after a minute (lost), ids twice on the remote, how many pushes the remote
+took to its branch (a hook on the bare repository counts them: writers waiting share
+pushes), the CPU time the servers, their git processes and the daemon spent per write
+while the writes ran (user + system: it holds up under load, where wall-clock figures
+do not) and the load average (the machine is shared: read it beside the figures).
 
 `--leases-only` measures id leases alone (calendar_app/idlease.py) over the daemon:
 the latency of one lease, and `--leasers` processes taking `--ids` ids each in blocks
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import multiprocessing
+import os
 import shutil
 import statistics
 import subprocess
@@ -76,8 +81,9 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def run_writes(root: Path, instances: int, writes: int, clients: int, workers: int,
-               push: str) -> dict:
+               push: str, threads: int = 1) -> dict:
     served, bare = shared_repo(root)
+    pushes = count_pushes(bare)
     users_file = root / "users.yaml"
     password = UserStore(users_file).add("administrator", "administrator")
     procs: list[subprocess.Popen] = []
@@ -89,7 +95,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                 procs.append(start_calendar_server(
                     root / f"clone-{n}", users_file, root / f"cache-{n}", port,
                     daemon.url("calendar.git"), root / f"server-{n}.log", workers=workers,
-                    push=push))
+                    threads=threads, push=push))
                 wait_for_port(port, procs[-1], timeout=120, log=root / f"server-{n}.log")
                 ports.append(port)
             latencies: list[float] = []
@@ -113,6 +119,8 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                         answers.append((status, body.get("id") if isinstance(body, dict)
                                         else None, headers.get("x-calendar-sync")))
 
+            sessions = [daemon.proc.pid, *(proc.pid for proc in procs)]
+            cpu_before = sessions_cpu(sessions)
             load_before = loadavg()
             threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
             started = time.perf_counter()
@@ -121,6 +129,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             for thread in threads:
                 thread.join()
             wall = time.perf_counter() - started
+            cpu = sessions_cpu(sessions) - cpu_before
             load_after = loadavg()
             ids = [i for status, i, _ in answers if status == 201]
             # Queued writes (their pushes lost every race meanwhile) are pushed by the
@@ -136,13 +145,40 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
         finally:
             for proc in procs:
                 stop_process(proc)
-    return {"instances": instances, "writes": writes, "wall": wall,
+    return {"cpu_per_write": cpu / max(1, len(ids)),"instances": instances, "writes": writes, "wall": wall,
             "per_second": len(ids) / wall, "p50": statistics.median(latencies),
             "p95": percentile(latencies, 0.95), "max": max(latencies),
             "failed": writes - len(ids), "lost": len(missing),
             "queued": sum(1 for status, _, sync in answers if sync == "queued"),
             "settled": settled, "duplicates": len(on_remote) - len(set(on_remote)),
+            "pushes": len(pushes.read_text().splitlines()) if pushes.exists() else 0,
             "load": f"{load_before} -> {load_after}"}
+
+
+def sessions_cpu(sessions: list[int]) -> float:
+    """CPU seconds (user + system) of every process in these sessions, with the children
+    they waited for (git processes a worker ran, the daemon's receive-packs)."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[3]) in sessions:  # fields after the name: state, ppid, pgrp, sid
+            ticks += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def count_pushes(bare: Path) -> Path:
+    """A post-receive hook on `bare` noting each push to a branch in the returned file
+    (pushes of id leases, refs/calendar/..., are not counted)."""
+    hook = bare / "hooks" / "post-receive"
+    log = bare / "branch-pushes.log"
+    hook.write_text(f"#!/bin/sh\ngrep ' refs/heads/' >> '{log}'\nexit 0\n")
+    hook.chmod(0o755)
+    return log
 
 
 def remote_ids(bare: Path) -> list[int]:
@@ -198,6 +234,8 @@ def main() -> int:
     parser.add_argument("--writes", type=int, default=90)
     parser.add_argument("--clients", type=int, default=6)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads per gunicorn worker (1: sync workers)")
     parser.add_argument("--push", choices=("wait", "queue"), default="wait")
     parser.add_argument("--leases-only", action="store_true")
     parser.add_argument("--leasers", type=int, default=3)
@@ -213,15 +251,18 @@ def main() -> int:
               f"{figures['ids_per_second']:.0f} ids/s, {figures['attempts_per_lease']:.2f} "
               f"compare-and-swap rounds per lease, {figures['overlaps']} overlapping blocks")
         return 0
-    print("| instances | writes | clients | wall | writes/s | p50 | p95 | max | not 201 "
-          "| queued | all on remote after | lost | duplicate ids | load before -> after |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| instances | workers x threads | writes | clients | wall | writes/s | p50 | p95 "
+          "| max | not 201 | queued | pushes | CPU per write | all on remote after | lost "
+          "| duplicate ids | load before -> after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for count in args.instances:
         f = run_writes(root / f"x{count}", count, args.writes, args.clients, args.workers,
-                       args.push)
-        print(f"| {count} | {f['writes']} | {args.clients} | {f['wall']:.1f} s | "
+                       args.push, args.threads)
+        print(f"| {count} | {args.workers} x {args.threads} | {f['writes']} | {args.clients} "
+              f"| {f['wall']:.1f} s | "
               f"{f['per_second']:.1f} | {1000 * f['p50']:.0f} ms | {1000 * f['p95']:.0f} ms"
               f" | {1000 * f['max']:.0f} ms | {f['failed']} | {f['queued']} | "
+              f"{f['pushes']} | {1000 * f['cpu_per_write']:.0f} ms | "
               f"{f['settled']:.1f} s | {f['lost']} | "
               f"{f['duplicates']} | {f['load']} |", flush=True)
     return 0

@@ -36,8 +36,11 @@ class Service(Linking):
         self.catalog = catalog
         self.users = users
         self.clock = clock
-        # Called after each commit, the write lock still held (sync pushes it).
+        # Called after each commit, the write lock still held (sync numbers it).
         self.committed: list[Callable[[], object]] = []
+        # Called once a write let go of the write lock (sync waits for its push there,
+        # so the writers waiting share pushes while others commit).
+        self.settled: list[Callable[[], object]] = []
 
     # -- time --------------------------------------------------------------
     @property
@@ -73,9 +76,13 @@ class Service(Linking):
         """The tree's write lock (other threads and processes), then the catalog's;
         the rules are checked against the latest catalog version, not the one the
         request started with (ids and slugs taken meanwhile)."""
-        with self.catalog.tree.locked(), self.catalog.lock:
-            self.catalog.pin_latest()
-            yield
+        try:
+            with self.catalog.tree.locked(), self.catalog.lock:
+                self.catalog.pin_latest()
+                yield
+        finally:  # after an error too: a commit made before it is still pushed
+            for hook in self.settled:
+                hook()
 
     def create(self, collection: str, body: dict, user: User | None,
                reuse: bool = True) -> tuple[Record, bool]:

@@ -163,7 +163,9 @@ def subscribe(tree: ContentTree, catalog: Catalog, index: CalendarIndex, journal
     - `remote_sync.integrated_hooks` (paths a merge from the remote changed, the write
       lock held): the catalog re-reads them and the journal announces them, so they
       are in every worker before the exchange lets go of the lock.
-    - `service.committed` (a commit made, the lock held): the sync pushes it.
+    - `service.committed` (a commit made, the lock held): the sync numbers it;
+      `service.settled` (the lock let go): in `wait` mode the write waits there until
+      its commit is pushed, in a push shared with the other writers waiting.
     - `catalog.listeners` again, for followers (`subscribe_follower`): the served
       site rebuilds the pages showing those paths.
     The file watcher (`watcher.follow_catalog`, started by `Calendar.ensure_started`
@@ -175,6 +177,7 @@ def subscribe(tree: ContentTree, catalog: Catalog, index: CalendarIndex, journal
     if remote_sync is not None:
         remote_sync.integrated_hooks += [catalog.refresh, journal.announce]
         service.committed.append(remote_sync.on_commit)
+        service.settled.append(remote_sync.settle)
 
 
 def subscribe_follower(calendar: Calendar, follower: Follower) -> None:

@@ -107,9 +107,11 @@ def start_gunicorn(content: Path, users_file: Path, cache: Path, port: int, work
 def start_calendar_server(content: Path, users_file: Path, cache: Path, port: int,
                           remote: str, log: Path, *, branch: str = "main",
                           poll: float = 0, push: str = "wait", workers: int = 1,
+                          threads: int = 1,
                           extra_env: dict[str, str] | None = None) -> subprocess.Popen:
     """A production calendar server over `content`, a clone of `remote` (cloned on
-    first start when the folder is empty)."""
+    first start when the folder is empty); `threads` > 1: gunicorn's threaded workers."""
     env = dict(CALENDAR_REMOTE=remote, CALENDAR_BRANCH=branch, CALENDAR_POLL=str(poll),
                CALENDAR_PUSH=push, **(extra_env or {}))
-    return start_gunicorn(content, users_file, cache, port, workers, log, env=env)
+    extra = ("--threads", str(threads)) if threads > 1 else ()
+    return start_gunicorn(content, users_file, cache, port, workers, log, extra, env=env)

@@ -76,6 +76,11 @@ def shared(tmp_path: Path, users: dict[str, str]) -> Iterator[Shared]:
     served.mkdir()
     bare = served / "calendar.git"
     git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    # Note each push to a branch (id leases push refs/calendar/...): writers share pushes.
+    hook = bare / "hooks" / "post-receive"
+    hook.write_text("#!/bin/sh\ngrep ' refs/heads/' >> \"$GIT_DIR/branch-pushes.log\"\n"
+                    "exit 0\n")
+    hook.chmod(0o755)
     with GitDaemon(served, log=tmp_path / "daemon.log") as daemon:
         state = Shared(bare, daemon.url("calendar.git"), tmp_path / "users.yaml", tmp_path,
                        daemon)
@@ -186,6 +191,8 @@ def test_three_instances_take_writes_at_once(shared: Shared, users: dict[str, st
     assert [r for r in results if r["sync"] == "pushed" and r["id"] not in on_remote] == []
     ids = [r["id"] for r in results]
     assert len(set(ids)) == 90 and min(ids) > SAMPLE_MAX_ID
+    pushes = len((shared.bare / "branch-pushes.log").read_text().splitlines())
+    assert pushes < 90, "every write pushed alone: no push was shared"
     converge(shared, users)
     assert_everywhere(shared, users, results)
     leases = git(shared.bare, "show", "refs/calendar/id-leases:leases").splitlines()

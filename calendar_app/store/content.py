@@ -440,11 +440,28 @@ class ContentTree:
         assert root is not None
         return sorted({str((self.root / p).relative_to(root)) for p in relpaths})
 
-    def commit(self, relpaths: list[str], message: str, author: str) -> str | None:
-        """Commit exactly these paths (added, changed or removed) as one commit."""
+    def commit(self, relpaths: list[str], message: str, author: str) -> bool:
+        """Commit exactly these paths (added, changed or removed) as one commit; False
+        when there was nothing to commit."""
         if self.git_root is None:
-            return None
+            return False
         paths = self._repo_paths(relpaths)
+        # The usual write: every path is on disk or known to git, so one `add` and one
+        # `commit` do (they run under the write lock: each git process counts).
+        if paths and self._git_ok("add", "-A", "--", *paths) and self._git_ok(
+                "commit", "-q", "--no-verify", "--author", author, "-m", message, "--", *paths):
+            return True
+        return self._commit_carefully(paths, message, author)
+
+    def _git_ok(self, *args: str) -> bool:
+        try:
+            self._git(*args)
+        except GitError:
+            return False
+        return True
+
+    def _commit_carefully(self, paths: list[str], message: str, author: str) -> bool:
+        """`commit` when a path is neither on disk nor known to git, or nothing changed."""
         # A path git has never seen and that is gone makes `git add` fail; such a path
         # has nothing to commit (e.g. a rename finished before a crash).
         in_index = set(self._git("ls-files", "--", *paths).split("\n"))
@@ -456,15 +473,15 @@ class ContentTree:
         addable = [p for p in paths if p in in_index or p in present]
         known = [p for p in paths if p in in_index or p in present or p in in_head]
         if not known:
-            return None
+            return False
         if addable:
             self._git("add", "-A", "--", *addable)
         staged = self._git("diff", "--cached", "--name-only", "--", *known).strip()
         if not staged:
-            return None
+            return False
         self._git("commit", "-q", "--no-verify", "--author", author, "-m", message,
                   "--", *known)
-        return self._git("rev-parse", "HEAD").strip()
+        return True
 
     def committed_at(self, relpath: str) -> dt.datetime | None:
         """When this file was last changed in a commit (aware, UTC); None when it was

@@ -2,8 +2,9 @@
 
 The server is one clone among others (editors, CI, other instances):
 
-- its commits are pushed to `remote`/`branch` (`push="wait"`: inside the write, so an
-  answered write is in the shared repository; `"queue"`: right after, from a thread).
+- its commits are pushed to `remote`/`branch` (`push="wait"`: before the write is
+  answered, so an answered write is in the shared repository; `"queue"`: right after,
+  from a thread). Writers waiting share pushes: see pushgroup.py.
   The queue is git itself: commits on the branch that the remote-tracking branch
   lacks. Nothing else has to survive a crash; the first exchange after a start
   pushes what a crash left behind.
@@ -14,10 +15,12 @@ The server is one clone among others (editors, CI, other instances):
   wins and our value is kept in a conflict record under `.calendar/conflicts/`,
   committed and pushed like any change, listed by `sync status`, reported by `check`.
 
-Integrating and pushing run under the content tree's write lock, so no interface write
-(in any worker process) happens during a rebase, and one process integrates at a time.
-Fetching does not: the lock is held for network I/O only while pushing (and fetching
-again after a refused push), and every network call of one exchange together gets
+Pushing runs under the push lock (one pusher per clone); integrating under the push
+lock and then the content tree's write lock (always in this order), so no interface
+write (in any worker process) happens during a rebase, and one process integrates at a
+time. A push that does not integrate holds only the push lock: writes go on meanwhile.
+Fetching holds neither: the write lock is held for network I/O only while fetching
+again after a refused push, and every network call of one exchange together gets
 `SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
 in time is killed with its process group and marks the remote stalled (shared state):
 writes then answer "queued" at once, without trying, until an exchange from the
@@ -49,6 +52,7 @@ from ..store.conflicts import CONFLICTS_DIR
 from ..store.content import ContentTree
 from . import fieldmerge
 from .clone import git_call, git_reason
+from .pushgroup import PushGroup
 from .settings import RemoteStalled, SyncError, SyncSettings
 from .state import STATE_FILE, read_state, write_state
 
@@ -88,10 +92,13 @@ class RemoteSync:
         self.spool = Path(state_dir) / "merge-conflicts.jsonl"
         self.attributes = Path(state_dir) / "merge-attributes"
         self.clock = clock
+        self.group = PushGroup(Path(state_dir))
         self._url: str | None = None
         # Called, under the write lock, with the content-relative paths changed.
         self.integrated_hooks: list[Callable[[set[str]], object]] = []
-        self._local = threading.local()  # .outcome: this thread's last write's sync
+        # .outcome: this thread's last write's sync; .waiting: the number of its commit
+        # whose push it waits for once the write lock is let go.
+        self._local = threading.local()
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
         self._stopping = False
@@ -156,15 +163,52 @@ class RemoteSync:
 
     # -- writes --------------------------------------------------------------------
     def on_commit(self) -> None:
-        """Called by the service after each interface commit, the write lock held.
-        While the remote is stalled the write does not wait for it: queued."""
+        """After each interface commit, the write lock held: number it (no more here,
+        every writer waits for this lock)."""
+        self._local.waiting = self.group.commit_made()
+        self._local.outcome = ""
+
+    def settle(self) -> None:
+        """Once a write let go of the write lock: in `wait` mode, wait until its commit
+        is on the remote (pushed by us or by whoever led the group); not while the
+        remote is stalled, nor in `queue` mode: queued, for the exchange thread."""
+        number = getattr(self._local, "waiting", 0)
+        if not number:
+            return
+        self._local.waiting = 0
+        self._local.outcome = "queued"
         if self.settings.push == "wait" and not read_state(self.state_path).get("stalled"):
-            self._local.outcome = self.exchange_locked(fetch=False).state
-            if self._local.outcome == "queued":
-                self._wake.set()  # the exchange thread retries until the remote takes it
-        else:
-            self._local.outcome = "queued"
-            self._wake.set()
+            self._local.outcome = self.await_push(number)
+        if self._local.outcome == "queued":
+            self._wake.set()  # the exchange thread retries until the remote takes it
+
+    def await_push(self, number: int) -> str:
+        """"pushed" once commit `number` is on the remote, "queued" if the push covering
+        it gave up (or the remote is stalled)."""
+        with self.group.leading():
+            marks = self.group.marks()
+            if marks["pushed"] >= number:
+                return "pushed"
+            if marks["failed"] >= number or read_state(self.state_path).get("stalled"):
+                return "queued"
+            return self._lead(time.monotonic() + self.settings.timeout).state
+
+    def _lead(self, deadline: float) -> SyncResult:
+        """Push the branch head for everyone queued, the push lock held: without the
+        write lock (the remote did not move); refused, integrate and push under it."""
+        covered = self.group.made()  # before the head: every commit counted is in it
+        try:
+            head = self._push(deadline)
+            # Refused: fetch before taking the write lock, writes go on meanwhile.
+            fetched = "" if head else self._fetch(deadline)
+        except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
+            return self._failed(exc, set(), covered)
+        if not head:
+            with self.tree.locked():
+                return self._rounds(deadline, True, fetched)
+        self._save_state(error="", pushed=True, upstream=head)
+        self.group.record(covered, pushed=True)
+        return SyncResult("pushed", head)
 
     def take_outcome(self) -> str:
         """What became of this thread's last write ("pushed", "queued"; "" if none)."""
@@ -175,7 +219,7 @@ class RemoteSync:
     # -- exchanging ----------------------------------------------------------------
     def exchange(self, fetch: bool = True) -> SyncResult:
         """Fetch the remote branch (writes go on meanwhile), then integrate it and push
-        ours under the write lock."""
+        ours under the push lock and the write lock."""
         deadline = time.monotonic() + self.settings.timeout
         fetched = ""
         if fetch:
@@ -184,20 +228,15 @@ class RemoteSync:
                 fetched = self._fetch(deadline)
             except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
                 return self._failed(exc, set())
-        with self.tree.locked():
+        with self.group.leading(), self.tree.locked():
             if fetch and read_state(self.state_path).get("upstream", "") != known:
                 fetched = ""  # pushed or integrated meanwhile: that fetch may predate it
             return self._rounds(deadline, fetch, fetched)
 
-    def exchange_locked(self, fetch: bool = True) -> SyncResult:
-        """`exchange` for a caller already holding the write lock (`tree.locked()`
-        cannot be taken twice by one thread: its file lock is per open file)."""
-        return self._rounds(time.monotonic() + self.settings.timeout, fetch, "")
-
     def _rounds(self, deadline: float, fetch: bool, fetched: str) -> SyncResult:
-        """Integrate and push, the lock held: `fetched`, the remote's head fetched just
-        before taking it ("": fetch now); without `fetch` (right after a commit) push
-        first, there is something to push."""
+        """Integrate and push, the push lock and the write lock held: `fetched`, the
+        remote's head fetched just before taking them ("": fetch now); without `fetch`
+        push first. No commit is made meanwhile, so a push covers the counter."""
         changed: set[str] = set()
         try:
             for _ in range(MAX_ROUNDS):
@@ -208,18 +247,21 @@ class RemoteSync:
                     changed |= self._integrate(previous)
                 if (fetch and not self.unpushed()) or self._push(deadline):
                     self._save_state(error="", pushed=True)
+                    self.group.record(self.group.made(), pushed=True)
                     return SyncResult("pushed", self._rev("HEAD"), frozenset(changed))
                 fetch = True  # refused: someone pushed first; integrate theirs
             raise SyncError(f"the remote branch moved on during each of {MAX_ROUNDS} "
                             "pushes; trying again later")
         except Exception as exc:  # noqa: BLE001  (any failure leaves the commits queued)
-            return self._failed(exc, changed)
+            return self._failed(exc, changed, self.group.made())
 
-    def _failed(self, exc: Exception, changed: set[str]) -> SyncResult:
-        """Any failure leaves the commits queued; a stalled remote is remembered."""
+    def _failed(self, exc: Exception, changed: set[str], covered: int = 0) -> SyncResult:
+        """Any failure leaves the commits queued, a stalled remote is remembered; the
+        writers waiting for commits up to `covered` answer "queued" (push lock held)."""
         if not isinstance(exc, SyncError):
             log.exception("sync with %s failed", self.remote)
         self._save_state(error=str(exc), stalled=isinstance(exc, RemoteStalled))
+        self.group.record(covered, pushed=False)
         return SyncResult("queued", self._rev("HEAD"), frozenset(changed), str(exc))
 
     def _network(self, deadline: float, *args: str) -> subprocess.CompletedProcess:
@@ -245,16 +287,16 @@ class RemoteSync:
         self.git("update-ref", "-d", ref)
         return head
 
-    def _push(self, deadline: float) -> bool:
-        """Push the branch; False when refused because the remote moved on."""
+    def _push(self, deadline: float) -> str:
+        """Push the branch: the head pushed, "" when refused (the remote moved on)."""
         head = self._rev(self.branch)
         proc = self._network(deadline, "push", "--porcelain", self.remote,
                              f"{head}:refs/heads/{self.branch}")
         if proc.returncode == 0:
             self.git("update-ref", self.upstream, head)
-            return True
+            return head
         if _REFUSED.search(proc.stdout + proc.stderr):
-            return False
+            return ""
         raise SyncError(f"git push failed: {git_reason(proc.stderr)}")
 
     def _integrate(self, previous: str = "") -> set[str]:
@@ -533,7 +575,7 @@ class RemoteSync:
     # -- state ---------------------------------------------------------------------
     def _save_state(self, error: str | None = None, pushed: bool = False,
                     integrated: bool = False, stalled: bool = False,
-                    rewritten: str = "") -> None:
+                    rewritten: str = "", upstream: str = "") -> None:
         state = read_state(self.state_path)
         now = self.clock().astimezone(dt.UTC).isoformat(timespec="seconds")
         if self._url is None:
@@ -548,7 +590,7 @@ class RemoteSync:
         if integrated:
             state["last_integrated_at"] = now
         if pushed or integrated:  # the remote's head as we last saw it (force-pushes)
-            state["upstream"] = self._rev(self.upstream)
+            state["upstream"] = upstream or self._rev(self.upstream)
         if rewritten:
             state["rewritten"] = rewritten
             state["rewritten_at"] = now
