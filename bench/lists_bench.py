@@ -10,6 +10,12 @@ single-client latency of GET /events (default), a search + date range + category
 query and GET /events/<id>; 8-client throughput of GET /events, of a 304 revalidation
 and of a bare Flask endpoint returning the same bytes; then the largest worker's RSS.
 Also times uncached (first time) list queries in-process. Prints a Markdown table; run by hand, never by CI.
+
+GET /events against the bare endpoint: `--rounds N` takes the two 8-client figures N
+times, alternated, and reports each round's ratio of requests per second and the
+workers' CPU time per request (from /proc: what a loaded machine barely moves, unlike
+requests per second). The server runs without the website (CALENDAR_SITE=0): its
+first build in the background would take CPU from the measured workers.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -76,7 +83,29 @@ def wrk(url: str, clients: int, seconds: int = 5, header: str | None = None) -> 
         return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    return {"p50": ms("50%"), "p99": ms("99%"), "rps": rps}
+    count = int(re.search(r"(\d+) requests in", out).group(1))
+    return {"p50": ms("50%"), "p99": ms("99%"), "rps": rps, "requests": count}
+
+
+def workers_cpu(server_pid: int) -> float:
+    """CPU seconds (user + system) used so far by the gunicorn workers."""
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(server_pid)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    ticks = 0
+    for pid in out:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def wrk_cpu(url: str, server_pid: int, seconds: int, clients: int = 8) -> dict:
+    """`wrk` with the workers' CPU time per request (us) and the load average."""
+    load, before = os.getloadavg()[0], workers_cpu(server_pid)
+    r = wrk(url, clients, seconds)
+    r["cpu_us"] = (workers_cpu(server_pid) - before) / max(1, r["requests"]) * 1e6
+    r["load"] = load
+    return r
 
 
 def uncached(content: Path, cache: Path) -> tuple[float, float]:
@@ -121,7 +150,8 @@ def clear_cache(cache: Path, keep_catalog: bool) -> None:
             shutil.rmtree(item) if item.is_dir() else item.unlink()
 
 
-def bench(size: int, root: Path, port: int, keep_catalog: bool = False) -> dict:
+def bench(size: int, root: Path, port: int, keep_catalog: bool = False, rounds: int = 1,
+          round_seconds: int = 5) -> dict:
     content, cache = root / f"cal-{size}", root / f"cache-{size}"
     if not content.exists():
         subprocess.run([PY, str(REPO / "bench" / "gen_calendar.py"), str(size), str(content)],
@@ -134,7 +164,7 @@ def bench(size: int, root: Path, port: int, keep_catalog: bool = False) -> dict:
     r["catchup"], r["catchup_index"] = timed_start(content, cache, True)
     r["uncached_default"], r["uncached_search"] = uncached(content, cache)
     env = {**os.environ, "CALENDAR_CONTENT": str(content), "CALENDAR_CACHE": str(cache),
-           "CALENDAR_USERS": "/tmp/bench-users.yaml", "PYTHONPATH": str(REPO)}
+           "CALENDAR_USERS": "/tmp/bench-users.yaml", "PYTHONPATH": str(REPO), "CALENDAR_SITE": "0"}
     server = subprocess.Popen(
         [str(Path(PY).parent / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{port}",
          "--log-level", "warning", "--pythonpath", str(REPO / "bench"), "bench_wsgi:app"], cwd=REPO, env=env)
@@ -154,14 +184,36 @@ def bench(size: int, root: Path, port: int, keep_catalog: bool = False) -> dict:
         r["list1"] = wrk(url + BASE + "/events", 1)
         r["search1"] = wrk(url + BASE + SEARCH, 1)
         r["single1"] = wrk(url + BASE + f"/events/{first_id}", 1)
-        r["list8"] = wrk(url + BASE + "/events", 8)
         r["cond8"] = wrk(url + BASE + "/events", 8, header=f"If-None-Match: {etag}")
-        r["bare8"] = wrk(url + "/bench/bare", 8)
+        r["rounds"] = []
+        for i in range(rounds):  # alternated, so drifts of the load fall on both
+            sides = [("list8", url + BASE + "/events"), ("bare8", url + "/bench/bare")]
+            r["rounds"].append({k: wrk_cpu(u, server.pid, round_seconds) for k, u in sides[::1 - 2 * (i % 2)]})
+        r["list8"], r["bare8"] = r["rounds"][0]["list8"], r["rounds"][0]["bare8"]
         r["rss"] = max(worker_rss(server.pid))
     finally:
         server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
     return r
+
+
+def ratios(r: dict) -> str:
+    """Each round of GET /events against the bare endpoint, then the medians."""
+    lines = [("| round | load | GET /events req/s | bare req/s | ratio | GET /events CPU/req (us) "
+             "| bare CPU/req (us) | CPU ratio (bare / events) |"), "|---|---|---|---|---|---|---|---|"]
+    rps, cpu = [], []
+    for i, one in enumerate(r["rounds"], 1):
+        a, b = one["list8"], one["bare8"]
+        rps.append(a["rps"] / b["rps"])
+        cpu.append(b["cpu_us"] / a["cpu_us"])
+        lines.append(f"| {i} | {a['load']:.1f} / {b['load']:.1f} | {a['rps']:.0f} | {b['rps']:.0f} "
+                     f"| {rps[-1]:.2f} | {a['cpu_us']:.0f} | {b['cpu_us']:.0f} | {cpu[-1]:.2f} |")
+    lines.append(f"| median | | | | {statistics.median(rps):.2f} | | | {statistics.median(cpu):.2f} |")
+    return "\n".join(lines)
 
 
 def table(results: list[dict]) -> str:
@@ -196,12 +248,21 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--root", type=Path, default=Path("/tmp/bench"))
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="times to take GET /events and the bare endpoint, alternated")
+    parser.add_argument("--round-seconds", type=int, default=5,
+                        help="seconds of each side of a round")
     parser.add_argument("--keep-catalog-cache", action="store_true",
                         help="reuse the parsed-catalog cache of an earlier run (the index "
                              "is still rebuilt and every figure still measured)")
     args = parser.parse_args()
-    results = [bench(n, args.root, args.port, args.keep_catalog_cache) for n in args.sizes]
+    results = [bench(n, args.root, args.port, args.keep_catalog_cache, args.rounds,
+                     args.round_seconds)
+               for n in args.sizes]
     print(table(results))
+    for r in results:
+        print(f"\nGET /events against the bare endpoint, {r['size']:,} events, 8 clients:\n")
+        print(ratios(r))
 
 
 if __name__ == "__main__":
