@@ -13,9 +13,11 @@ Also times uncached (first time) list queries in-process. Prints a Markdown tabl
 
 GET /events against the bare endpoint: `--rounds N` takes the two 8-client figures N
 times, alternated, and reports each round's ratio of requests per second and the
-workers' CPU time per request (from /proc: what a loaded machine barely moves, unlike
-requests per second). The server runs without the website (CALENDAR_SITE=0): its
-first build in the background would take CPU from the measured workers.
+workers' CPU time per request (from /proc); then the thread CPU time per request of
+the two through the WSGI app in one process (`--inprocess-only`: that figure alone,
+the one a busy machine moves least). The server runs without the website
+(CALENDAR_SITE=0): its first build in the background would take CPU from the measured
+workers.
 """
 
 from __future__ import annotations
@@ -127,6 +129,42 @@ print(statistics.median(a) * 1000, statistics.median(b) * 1000)
     return float(x), float(y)
 
 
+def inprocess_cpu(content: Path, cache: Path, rounds: int, per_round: int = 400) -> list:
+    """Thread CPU time per warm request (us), GET /events then the bare endpoint, each
+    round best of 3 x `per_round` requests, straight through the production WSGI app
+    (bench_wsgi.py) in one process: no server, no client, so no other process's load
+    in the figure, only the app's own work."""
+    code = f"""
+import io, os, sys, time
+os.environ.update(CALENDAR_CONTENT="{content}", CALENDAR_CACHE="{cache}", CALENDAR_SITE="0",
+                  CALENDAR_USERS="/tmp/bench-users.yaml")
+sys.path.insert(0, "{REPO / 'bench'}")
+from bench_wsgi import app
+def environ(path):
+    return {{"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(), "wsgi.errors": sys.stderr, "wsgi.multithread": False,
+            "wsgi.multiprocess": True, "wsgi.run_once": False, "wsgi.version": (1, 0),
+            "HTTP_HOST": "127.0.0.1", "REMOTE_ADDR": "127.0.0.1"}}
+def call(path):
+    b"".join(app(environ(path), lambda status, headers, exc=None: None))
+def cpu(path):
+    best = []
+    for _ in range(3):
+        t = time.thread_time()
+        for _ in range({per_round}):
+            call(path)
+        best.append((time.thread_time() - t) / {per_round} * 1e6)
+    return min(best)
+paths = ["{BASE}/events", "/bench/bare"]
+for _ in range(50):
+    call(paths[0]); call(paths[1])
+for i in range({rounds}):
+    print(*(cpu(p) for p in paths))
+"""
+    return [tuple(map(float, line.split())) for line in run_py(code).splitlines()]
+
+
 def worker_rss(server_pid: int) -> list[int]:
     """VmRSS (MiB) of each gunicorn worker (the children of the master)."""
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(server_pid)],
@@ -151,11 +189,14 @@ def clear_cache(cache: Path, keep_catalog: bool) -> None:
 
 
 def bench(size: int, root: Path, port: int, keep_catalog: bool = False, rounds: int = 1,
-          round_seconds: int = 5) -> dict:
+          round_seconds: int = 5, inprocess_only: bool = False) -> dict:
     content, cache = root / f"cal-{size}", root / f"cache-{size}"
     if not content.exists():
         subprocess.run([PY, str(REPO / "bench" / "gen_calendar.py"), str(size), str(content)],
                        check=True)
+    if inprocess_only:
+        timed_start(content, cache, False)  # the caches, if missing
+        return {"size": size, "inprocess": inprocess_cpu(content, cache, rounds)}
     clear_cache(cache, keep_catalog)
     timed_start(content, cache, False)  # fill the parsed-catalog cache
     r: dict = {"size": size, "reindex": timed_reindex(content, cache)}
@@ -191,6 +232,7 @@ def bench(size: int, root: Path, port: int, keep_catalog: bool = False, rounds: 
             r["rounds"].append({k: wrk_cpu(u, server.pid, round_seconds) for k, u in sides[::1 - 2 * (i % 2)]})
         r["list8"], r["bare8"] = r["rounds"][0]["list8"], r["rounds"][0]["bare8"]
         r["rss"] = max(worker_rss(server.pid))
+        r["inprocess"] = inprocess_cpu(content, cache, rounds)
     finally:
         server.send_signal(signal.SIGTERM)
         try:
@@ -199,6 +241,16 @@ def bench(size: int, root: Path, port: int, keep_catalog: bool = False, rounds: 
             server.kill()
             server.wait()
     return r
+
+
+def inprocess_table(r: dict) -> str:
+    lines = ["| round | GET /events CPU/req (us) | bare CPU/req (us) | ratio (bare / events) |",
+             "|---|---|---|---|"]
+    ratio = [b / a for a, b in r["inprocess"]]
+    lines += [f"| {i} | {a:.0f} | {b:.0f} | {x:.2f} |"
+              for i, ((a, b), x) in enumerate(zip(r["inprocess"], ratio, strict=True), 1)]
+    lines.append(f"| median | | | {statistics.median(ratio):.2f} |")
+    return "\n".join(lines)
 
 
 def ratios(r: dict) -> str:
@@ -250,6 +302,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--rounds", type=int, default=1,
                         help="times to take GET /events and the bare endpoint, alternated")
+    parser.add_argument("--inprocess-only", action="store_true",
+                        help="only the in-process CPU per request of the two (a busy machine)")
     parser.add_argument("--round-seconds", type=int, default=5,
                         help="seconds of each side of a round")
     parser.add_argument("--keep-catalog-cache", action="store_true",
@@ -257,12 +311,16 @@ def main() -> None:
                              "is still rebuilt and every figure still measured)")
     args = parser.parse_args()
     results = [bench(n, args.root, args.port, args.keep_catalog_cache, args.rounds,
-                     args.round_seconds)
+                     args.round_seconds, args.inprocess_only)
                for n in args.sizes]
-    print(table(results))
+    if not args.inprocess_only:
+        print(table(results))
     for r in results:
-        print(f"\nGET /events against the bare endpoint, {r['size']:,} events, 8 clients:\n")
-        print(ratios(r))
+        if not args.inprocess_only:
+            print(f"\nGET /events against the bare endpoint, {r['size']:,} events, 8 clients:\n")
+            print(ratios(r))
+        print(f"\nIn-process CPU per warm request, {r['size']:,} events:\n")
+        print(inprocess_table(r))
 
 
 if __name__ == "__main__":
