@@ -10,6 +10,14 @@ single-client latency of GET /events (default), a search + date range + category
 query and GET /events/<id>; 8-client throughput of GET /events, of a 304 revalidation
 and of a bare Flask endpoint returning the same bytes; then the largest worker's RSS.
 Also times uncached (first time) list queries in-process. Prints a Markdown table; run by hand, never by CI.
+
+GET /events against the bare endpoint: `--rounds N` takes the two 8-client figures N
+times, alternated, and reports each round's ratio of requests per second and the
+workers' CPU time per request (from /proc); then the thread CPU time per request of
+the two through the WSGI app in one process (`--inprocess-only`: that figure alone,
+the one a busy machine moves least). The server runs without the website
+(CALENDAR_SITE=0): its first build in the background would take CPU from the measured
+workers.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -76,7 +85,29 @@ def wrk(url: str, clients: int, seconds: int = 5, header: str | None = None) -> 
         return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    return {"p50": ms("50%"), "p99": ms("99%"), "rps": rps}
+    count = int(re.search(r"(\d+) requests in", out).group(1))
+    return {"p50": ms("50%"), "p99": ms("99%"), "rps": rps, "requests": count}
+
+
+def workers_cpu(server_pid: int) -> float:
+    """CPU seconds (user + system) used so far by the gunicorn workers."""
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(server_pid)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    ticks = 0
+    for pid in out:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def wrk_cpu(url: str, server_pid: int, seconds: int, clients: int = 8) -> dict:
+    """`wrk` with the workers' CPU time per request (us) and the load average."""
+    load, before = os.getloadavg()[0], workers_cpu(server_pid)
+    r = wrk(url, clients, seconds)
+    r["cpu_us"] = (workers_cpu(server_pid) - before) / max(1, r["requests"]) * 1e6
+    r["load"] = load
+    return r
 
 
 def uncached(content: Path, cache: Path) -> tuple[float, float]:
@@ -96,6 +127,42 @@ print(statistics.median(a) * 1000, statistics.median(b) * 1000)
 """
     x, y = run_py(code).split()
     return float(x), float(y)
+
+
+def inprocess_cpu(content: Path, cache: Path, rounds: int, per_round: int = 400) -> list:
+    """Thread CPU time per warm request (us), GET /events then the bare endpoint, each
+    round best of 3 x `per_round` requests, straight through the production WSGI app
+    (bench_wsgi.py) in one process: no server, no client, so no other process's load
+    in the figure, only the app's own work."""
+    code = f"""
+import io, os, sys, time
+os.environ.update(CALENDAR_CONTENT="{content}", CALENDAR_CACHE="{cache}", CALENDAR_SITE="0",
+                  CALENDAR_USERS="/tmp/bench-users.yaml")
+sys.path.insert(0, "{REPO / 'bench'}")
+from bench_wsgi import app
+def environ(path):
+    return {{"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(), "wsgi.errors": sys.stderr, "wsgi.multithread": False,
+            "wsgi.multiprocess": True, "wsgi.run_once": False, "wsgi.version": (1, 0),
+            "HTTP_HOST": "127.0.0.1", "REMOTE_ADDR": "127.0.0.1"}}
+def call(path):
+    b"".join(app(environ(path), lambda status, headers, exc=None: None))
+def cpu(path):
+    best = []
+    for _ in range(3):
+        t = time.thread_time()
+        for _ in range({per_round}):
+            call(path)
+        best.append((time.thread_time() - t) / {per_round} * 1e6)
+    return min(best)
+paths = ["{BASE}/events", "/bench/bare"]
+for _ in range(50):
+    call(paths[0]); call(paths[1])
+for i in range({rounds}):
+    print(*(cpu(p) for p in paths))
+"""
+    return [tuple(map(float, line.split())) for line in run_py(code).splitlines()]
 
 
 def worker_rss(server_pid: int) -> list[int]:
@@ -121,11 +188,15 @@ def clear_cache(cache: Path, keep_catalog: bool) -> None:
             shutil.rmtree(item) if item.is_dir() else item.unlink()
 
 
-def bench(size: int, root: Path, port: int, keep_catalog: bool = False) -> dict:
+def bench(size: int, root: Path, port: int, keep_catalog: bool = False, rounds: int = 1,
+          round_seconds: int = 5, inprocess_only: bool = False) -> dict:
     content, cache = root / f"cal-{size}", root / f"cache-{size}"
     if not content.exists():
         subprocess.run([PY, str(REPO / "bench" / "gen_calendar.py"), str(size), str(content)],
                        check=True)
+    if inprocess_only:
+        timed_start(content, cache, False)  # the caches, if missing
+        return {"size": size, "inprocess": inprocess_cpu(content, cache, rounds)}
     clear_cache(cache, keep_catalog)
     timed_start(content, cache, False)  # fill the parsed-catalog cache
     r: dict = {"size": size, "reindex": timed_reindex(content, cache)}
@@ -134,7 +205,7 @@ def bench(size: int, root: Path, port: int, keep_catalog: bool = False) -> dict:
     r["catchup"], r["catchup_index"] = timed_start(content, cache, True)
     r["uncached_default"], r["uncached_search"] = uncached(content, cache)
     env = {**os.environ, "CALENDAR_CONTENT": str(content), "CALENDAR_CACHE": str(cache),
-           "CALENDAR_USERS": "/tmp/bench-users.yaml", "PYTHONPATH": str(REPO)}
+           "CALENDAR_USERS": "/tmp/bench-users.yaml", "PYTHONPATH": str(REPO), "CALENDAR_SITE": "0"}
     server = subprocess.Popen(
         [str(Path(PY).parent / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{port}",
          "--log-level", "warning", "--pythonpath", str(REPO / "bench"), "bench_wsgi:app"], cwd=REPO, env=env)
@@ -154,14 +225,47 @@ def bench(size: int, root: Path, port: int, keep_catalog: bool = False) -> dict:
         r["list1"] = wrk(url + BASE + "/events", 1)
         r["search1"] = wrk(url + BASE + SEARCH, 1)
         r["single1"] = wrk(url + BASE + f"/events/{first_id}", 1)
-        r["list8"] = wrk(url + BASE + "/events", 8)
         r["cond8"] = wrk(url + BASE + "/events", 8, header=f"If-None-Match: {etag}")
-        r["bare8"] = wrk(url + "/bench/bare", 8)
+        r["rounds"] = []
+        for i in range(rounds):  # alternated, so drifts of the load fall on both
+            sides = [("list8", url + BASE + "/events"), ("bare8", url + "/bench/bare")]
+            r["rounds"].append({k: wrk_cpu(u, server.pid, round_seconds) for k, u in sides[::1 - 2 * (i % 2)]})
+        r["list8"], r["bare8"] = r["rounds"][0]["list8"], r["rounds"][0]["bare8"]
         r["rss"] = max(worker_rss(server.pid))
+        r["inprocess"] = inprocess_cpu(content, cache, rounds)
     finally:
         server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
     return r
+
+
+def inprocess_table(r: dict) -> str:
+    lines = ["| round | GET /events CPU/req (us) | bare CPU/req (us) | ratio (bare / events) |",
+             "|---|---|---|---|"]
+    ratio = [b / a for a, b in r["inprocess"]]
+    lines += [f"| {i} | {a:.0f} | {b:.0f} | {x:.2f} |"
+              for i, ((a, b), x) in enumerate(zip(r["inprocess"], ratio, strict=True), 1)]
+    lines.append(f"| median | | | {statistics.median(ratio):.2f} |")
+    return "\n".join(lines)
+
+
+def ratios(r: dict) -> str:
+    """Each round of GET /events against the bare endpoint, then the medians."""
+    lines = [("| round | load | GET /events req/s | bare req/s | ratio | GET /events CPU/req (us) "
+             "| bare CPU/req (us) | CPU ratio (bare / events) |"), "|---|---|---|---|---|---|---|---|"]
+    rps, cpu = [], []
+    for i, one in enumerate(r["rounds"], 1):
+        a, b = one["list8"], one["bare8"]
+        rps.append(a["rps"] / b["rps"])
+        cpu.append(b["cpu_us"] / a["cpu_us"])
+        lines.append(f"| {i} | {a['load']:.1f} / {b['load']:.1f} | {a['rps']:.0f} | {b['rps']:.0f} "
+                     f"| {rps[-1]:.2f} | {a['cpu_us']:.0f} | {b['cpu_us']:.0f} | {cpu[-1]:.2f} |")
+    lines.append(f"| median | | | | {statistics.median(rps):.2f} | | | {statistics.median(cpu):.2f} |")
+    return "\n".join(lines)
 
 
 def table(results: list[dict]) -> str:
@@ -196,12 +300,27 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--root", type=Path, default=Path("/tmp/bench"))
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="times to take GET /events and the bare endpoint, alternated")
+    parser.add_argument("--inprocess-only", action="store_true",
+                        help="only the in-process CPU per request of the two (a busy machine)")
+    parser.add_argument("--round-seconds", type=int, default=5,
+                        help="seconds of each side of a round")
     parser.add_argument("--keep-catalog-cache", action="store_true",
                         help="reuse the parsed-catalog cache of an earlier run (the index "
                              "is still rebuilt and every figure still measured)")
     args = parser.parse_args()
-    results = [bench(n, args.root, args.port, args.keep_catalog_cache) for n in args.sizes]
-    print(table(results))
+    results = [bench(n, args.root, args.port, args.keep_catalog_cache, args.rounds,
+                     args.round_seconds, args.inprocess_only)
+               for n in args.sizes]
+    if not args.inprocess_only:
+        print(table(results))
+    for r in results:
+        if not args.inprocess_only:
+            print(f"\nGET /events against the bare endpoint, {r['size']:,} events, 8 clients:\n")
+            print(ratios(r))
+        print(f"\nIn-process CPU per warm request, {r['size']:,} events:\n")
+        print(inprocess_table(r))
 
 
 if __name__ == "__main__":

@@ -194,3 +194,21 @@ class _Stdin:
 
     def readline(self) -> str:
         return self.lines.pop(0) if self.lines else ""
+
+
+def test_the_interface_neither_reads_nor_refreshes_the_pages_session(client):
+    """The session is the editing pages': `/wp-json` answers a signed-in browser as
+    anyone (Basic auth decides there) and sends no cookie back, while the pages still
+    refresh it."""
+    assert sign_in(client, "editor").status_code == 303
+    page = client.get("/admin/probe")
+    assert b"editor:editor" in page.data and "Set-Cookie" in page.headers
+    for path in ("/wp-json/tribe/events/v1/events", "/wp-json/tribe/events/v1/events/999999",
+                 "/WP-JSON/tribe/events/v1/", "/wp-json/nowhere"):
+        answer = client.get(path)
+        assert "Set-Cookie" not in answer.headers, path
+        assert "Cookie" not in answer.headers.get("Vary", ""), path
+    listed = client.get("/wp-json/tribe/events/v1/events")
+    assert listed.status_code == 200 and listed.headers["Allow"] == "GET"
+    assert listed.headers["Cache-Control"] == "public, max-age=10, must-revalidate"
+    assert b"editor:editor" in client.get("/admin/probe").data  # still signed in

@@ -406,8 +406,9 @@ def _urls(q: Query, page: int, per_page: int, total_pages: int, has_next: bool,
 
 
 # ------------------------------------------------------------------ response
-class _Bodies:
-    """Finished list answers of one catalog version (LRU); lives on that version."""
+class Recent:
+    """The most recently used finished answers of one catalog version (LRU); lives on
+    that version. Thread-safe: a worker's threads share it."""
 
     def __init__(self, size: int = 512) -> None:
         self.size = size
@@ -428,7 +429,9 @@ class _Bodies:
                 self.items.popitem(last=False)
 
 
-def _who(user: User | None) -> tuple | None:
+def caller(user: User | None) -> tuple | None:
+    """What of the caller a list depends on: their id (their own drafts) and role
+    (everything else they may read)."""
     return (user.id, user.role) if user is not None else None
 
 
@@ -438,9 +441,9 @@ def answer(ctx: Context, resource: Resource, raw: dict) -> Answer:
     (effective query, who asks, URLs, minute of "now")."""
     q = _parse(ctx, resource, raw)
     values = tuple(sorted((k, _echo(v)) for k, v in q.values.items()))
-    key = (resource.name, values, _who(ctx.user), ctx.rep.site_url, ctx.rep.rest_root,
+    key = (resource.name, values, caller(ctx.user), ctx.rep.site_url, ctx.rep.rest_root,
            ctx.reader.clock().isoformat()[:16])
-    bodies: _Bodies = ctx.view.derive("list-answers", _Bodies)  # type: ignore[assignment]
+    bodies: Recent = ctx.view.derive("list-answers", Recent)  # type: ignore[assignment]
     hit = bodies.get(key)
     if hit is None:
         hit = _build(q)
@@ -464,7 +467,7 @@ def _represent(q: Query, chunk: list[int]) -> list[dict]:
     ctx = q.ctx
     rep, view = ctx.rep, ctx.view
     items: dict = view.derive("list-items", dict)  # type: ignore[assignment]
-    head = (rep.site_url, rep.rest_root, _who(ctx.user))
+    head = (rep.site_url, rep.rest_root, caller(ctx.user))
     out = []
     for rid in chunk:
         key = (head, rid)

@@ -6,7 +6,7 @@ The API other blueprints use (kept small and stable):
 - `init_app(app)`: called once by `http/app.py`. Sets the secret key (config
   `SECRET_KEY`, else a random key kept in `session-secret` beside the users file,
   never in the content tree), the session cookie (HttpOnly, SameSite=Lax, Secure
-  when `SESSION_COOKIE_SECURE`), Flask-WTF's `CSRFProtect` for every POST/PUT/PATCH/
+  when `SESSION_COOKIE_SECURE`; not opened on `/wp-json`), Flask-WTF's `CSRFProtect` for every POST/PUT/PATCH/
   DELETE of the app, and the sign-in/sign-out pages below.
 - `csrf`: that `CSRFProtect`. The app exempts the HTTP interface with it
   (`csrf.exempt(blueprint)`): `/wp-json/` keeps Basic auth and needs no token.
@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 from flask import (
     Blueprint,
     Flask,
+    Request,
     Response,
     current_app,
     g,
@@ -48,6 +49,7 @@ from flask import (
     session,
     url_for,
 )
+from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from ..store.users import User
@@ -206,6 +208,18 @@ def _secret_key(users_file: Path) -> str:
     return key
 
 
+class _PagesSession(SecureCookieSessionInterface):
+    """Sessions are the editing pages': the interface (`/wp-json`) authenticates every
+    request itself (Basic), so its requests neither read the cookie nor send it back
+    refreshed (a public, cacheable answer carries no Set-Cookie), and save a signer's
+    set-up per request."""
+
+    def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        if request.path.startswith("/wp-json"):
+            return None  # Flask's null session: empty, never saved
+        return super().open_session(app, request)
+
+
 def init_app(app: Flask) -> None:
     import datetime as dt
 
@@ -214,6 +228,7 @@ def init_app(app: Flask) -> None:
     app.config.setdefault("SESSION_COOKIE_SAMESITE", "Lax")
     app.config.setdefault("SESSION_COOKIE_NAME", "calendar_session")
     app.config["PERMANENT_SESSION_LIFETIME"] = dt.timedelta(hours=SESSION_HOURS)
+    app.session_interface = _PagesSession()
     # A token lives as long as the session: a form left open for an afternoon still saves.
     app.config.setdefault("WTF_CSRF_TIME_LIMIT", SESSION_HOURS * 3600)
     app.extensions["admin_sign_in_failures"] = _Failures()

@@ -28,7 +28,7 @@ from ..service import term_capability
 from ..store.users import User
 from ..sync.webhook import pushed_ref, verify_webhook
 from ..wiring import Calendar
-from . import guard
+from . import guard, list_memo
 
 COLLECTIONS = ", ".join(RESOURCES)
 SINGLE_VERBS = ("GET", "DELETE", "POST", "PUT", "PATCH")
@@ -198,7 +198,10 @@ def _authenticate(header: str) -> User | None:
 
 # -- responses -----------------------------------------------------------------
 def respond(body: object, status: int = 200, headers: dict | None = None) -> Response:
-    args = request.args
+    try:
+        args = request.args
+    except UnicodeDecodeError:  # raw bytes that are not UTF-8: `params` answers 400
+        args = {}
     if isinstance(body, dict) and args.get("_fields"):
         body = _only_fields(body, args["_fields"])
     text = json.dumps(body, indent=4) if "_pretty" in args else dumps(body)
@@ -339,19 +342,24 @@ def slug_view(collection: str, slug: str) -> Response:
 
 
 def list_response(resource: Resource) -> Response:
-    """`GET /{collection}`: the list answered from this request's catalog version."""
-    cal = calendar()
-    ctx = ListContext(cal.reader, cal.catalog.view(), representer(), current_user(),
-                        current_app.config.get("MAX_INCLUDE_IDS", 100))
+    """`GET /{collection}`: the list answered from this request's catalog version; a
+    repeated request is answered from `list_memo` without parsing it again."""
+    cal, user = calendar(), current_user()
+    view = cal.catalog.view()
+    key = (resource.name, request.query_string, lists.caller(user), public_url(),
+           rest_root(), cal.reader.clock())
+    memo = list_memo.of(view)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit.response()
+    ctx = ListContext(cal.reader, view, representer(), user,
+                      current_app.config.get("MAX_INCLUDE_IDS", 100))
     answer = lists.answer(ctx, resource, params())
     if request.args.get("_fields") or "_pretty" in request.args:
         return respond(answer.body, answer.status, answer.headers)
-    response = Response(answer.text, status=answer.status,
-                        content_type="application/json; charset=UTF-8")
-    response.headers.update(answer.headers)
-    if answer.etag:
-        response.headers["ETag"] = answer.etag
-    return response
+    finished = list_memo.finish(answer, ", ".join(allowed_verbs(resource, False)))
+    memo.put(key, finished)
+    return finished.response()
 
 
 def _single(resource: Resource, record_id: int | None = None, slug: str | None = None
