@@ -212,3 +212,20 @@ def test_the_interface_neither_reads_nor_refreshes_the_pages_session(client):
     assert listed.status_code == 200 and listed.headers["Allow"] == "GET"
     assert listed.headers["Cache-Control"] == "public, max-age=10, must-revalidate"
     assert b"editor:editor" in client.get("/admin/probe").data  # still signed in
+
+
+def test_session_cookie_is_named_and_same_site(client):
+    """The cookie is the calendar's own (not Flask's generic `session`, which another
+    app on the host could also use) and is not sent along on cross-site requests."""
+    done = sign_in(client, "editor")
+    cookie = done.headers["Set-Cookie"]
+    assert cookie.startswith("calendar_session=")
+    assert "SameSite=Lax" in cookie and "HttpOnly" in cookie
+
+
+def test_a_deployment_keeps_its_own_cookie_settings(config, signed_users):
+    app = create_app({**config, "SESSION_COOKIE_NAME": "ours",
+                      "SESSION_COOKIE_SAMESITE": "Strict"})
+    done = sign_in(app.test_client(), "editor")
+    assert done.headers["Set-Cookie"].startswith("ours=")
+    assert "SameSite=Strict" in done.headers["Set-Cookie"]

@@ -225,8 +225,12 @@ def init_app(app: Flask) -> None:
 
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.extensions["calendar"].users.path)
-    app.config.setdefault("SESSION_COOKIE_SAMESITE", "Lax")
-    app.config.setdefault("SESSION_COOKIE_NAME", "calendar_session")
+    # Flask's own defaults ("session", no SameSite) are always in app.config, so a
+    # setdefault would never apply ours: a deployment's choice is what differs from them.
+    if app.config["SESSION_COOKIE_SAMESITE"] is None:
+        app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
+    if app.config["SESSION_COOKIE_NAME"] == "session":
+        app.config["SESSION_COOKIE_NAME"] = "calendar_session"
     app.config["PERMANENT_SESSION_LIFETIME"] = dt.timedelta(hours=SESSION_HOURS)
     app.session_interface = _PagesSession()
     # A token lives as long as the session: a form left open for an afternoon still saves.
