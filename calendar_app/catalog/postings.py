@@ -104,6 +104,7 @@ class Postings:
         ends = np.flatnonzero(self.lexicon == _NL)
         self.starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64) if size \
             else np.empty(0, np.int64)
+        self._term_of_bytes()
         df = np.bincount(terms, minlength=size).astype(np.int64)
         self.df = df
         # The most frequent terms as masks, within the budget.
@@ -125,9 +126,16 @@ class Postings:
         for name in _ARRAYS:
             getattr(self, name).setflags(write=False)
 
+    def _term_of_bytes(self) -> None:
+        """`term_of[i]`: the term byte i of the lexicon belongs to (a gather per match
+        rather than a binary search: "1" matches 100,000 bytes at 100k events)."""
+        lengths = np.diff(np.append(self.starts, len(self.lexicon)))
+        self.term_of = np.repeat(np.arange(len(self.starts), dtype=np.int32), lengths)
+        self.term_of.setflags(write=False)
+
     @property
     def nbytes(self) -> int:
-        return sum(getattr(self, name).nbytes for name in _ARRAYS)
+        return sum(getattr(self, name).nbytes for name in _ARRAYS) + self.term_of.nbytes
 
     def save(self, path: Path, manifest: dict) -> None:
         """The arrays (`np.save`, no pickling) and, after them, what they were built
@@ -156,6 +164,7 @@ class Postings:
                     array.setflags(write=False)
                     setattr(self, name, array)
                 manifest = pickle.load(fh)
+            self._term_of_bytes()
         except (OSError, ValueError, EOFError, IndexError, TypeError, pickle.UnpicklingError):
             return None
         if not isinstance(manifest, dict) or len(self.ids) != self.count:
@@ -174,7 +183,10 @@ class Postings:
             if not len(at):
                 break
             at = at[lex[at + j] == want[j]]
-        return np.unique(np.searchsorted(self.starts, at, side="right") - 1)
+        terms = self.term_of[at]  # ascending, as `at` is
+        if len(terms) > 1:
+            terms = terms[np.concatenate(([True], terms[1:] != terms[:-1]))]
+        return terms
 
     def holding(self, needle: str) -> np.ndarray:
         """Boolean mask over the ranks: the records holding a word that contains
