@@ -165,9 +165,9 @@ def test_too_stale_a_file_is_built_again(tmp_path: Path, monkeypatch: pytest.Mon
     assert postings.Postings.load(cache)[1] == {r.path: ((5, 5), r.id) for r in records}
 
 
-def test_search_before_whoosh_index_exists(client) -> None:
-    """The interface answers from the postings built at load, exactly, without Python
-    scanning every record: the calendar's index folder has no Whoosh index yet."""
+def test_the_interface_searches_the_postings_built_at_load(client) -> None:
+    """The calendar's index holds postings of every event from its load, and its
+    search gives the ids of the Python scan."""
     calendar = client.application.extensions["calendar"]
     index_ = calendar.index
     assert index_.memory.postings.count == len(calendar.catalog.current.all("events"))
@@ -179,3 +179,20 @@ def test_search_before_whoosh_index_exists(client) -> None:
     want = set(index.match_in_memory(view, "events", terms, FIELDS).tolist())
     assert body["total"] > 0 and want
     assert index_.search_events(view, "a").tolist() == sorted(want)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=st.text(ALPHABET + "\u00a0\t\n%&=#?\x00\ud7ff\U0001f600", max_size=30))
+def test_hostile_search_strings(client, text: str) -> None:
+    """Any search string: a 200 with the events of the Python scan (or a precise 400
+    for what the interface refuses, e.g. control characters), never a 500."""
+    calendar = client.application.extensions["calendar"]
+    response = client.get("/wp-json/tribe/events/v1/events",
+                          query_string={"search": text, "start_date": "2000-01-01"})
+    assert response.status_code in (200, 400, 404), response.status_code
+    if response.status_code == 400:
+        assert response.get_json()["data"]["status"] == 400
+    view = calendar.catalog.current
+    want = index.match_in_memory(view, "events", index.SearchTerms(text), FIELDS)
+    assert calendar.index.search_events(view, text).tolist() == want.tolist()
