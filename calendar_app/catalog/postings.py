@@ -26,6 +26,7 @@ caller's business (`index.CalendarIndex` re-checks those records in Python).
 
 from __future__ import annotations
 
+import array
 import os
 import pickle
 import threading
@@ -60,13 +61,15 @@ def _gather(records: Sequence[Record], words: Words, lo: int, hi: int
     records[lo:hi]."""
     vocab: dict[bytes, int] = {}
     add = vocab.setdefault
-    terms: list[int] = []
+    # 4 bytes a posting, not a Python int each: part of this runs in the loading
+    # process, whose memory the forked workers inherit.
+    terms = array.array("i")
     counts = np.zeros(hi - lo, np.int32)
     for i in range(lo, hi):
         found = [add(w, len(vocab)) for w in words(records[i])]
         counts[i - lo] = len(found)
-        terms += found
-    return list(vocab), np.array(terms, np.int32), counts
+        terms.extend(found)
+    return list(vocab), np.frombuffer(terms, np.int32).copy(), counts
 
 
 class Postings:
