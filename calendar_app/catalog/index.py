@@ -4,10 +4,12 @@ Who answers what, and why (design.md's Whoosh figures):
 - Date windows, ordering, counts and every id/flag filter come from the event
   columns (`eventtable.EventTable`, no Whoosh). Whoosh would need ~0.7 s for a
   start-sorted window at 100k.
-- Text search (`search=`) is the one thing Whoosh answers: every word as a
-  substring of the indexed words of the text fields, as WordPress's `LIKE '%word%'`
-  ("weinabend" finds "Glühweinabend"), unscored, giving the exact set of matching ids
-  that is then intersected with the columns.
+- Text search (`search=`): every word as a substring of the indexed words of the
+  text fields, as WordPress's `LIKE '%word%'` ("weinabend" finds "Glühweinabend"),
+  unscored, giving the exact set of matching ids that is then intersected with the
+  columns. Events are answered by in-memory postings built from the catalog at load
+  (`postings.LivePostings`, saved in `cache_dir` for the next start), so search is
+  fast before Whoosh's index exists; Whoosh answers other collections' searches.
 - The index lives in `cache_dir/whoosh` (outside the content tree, rebuildable). Its
   manifest records the stat of every file it holds, so start-up and other workers
   only index what differs. Writes are batched by a background thread per process and
