@@ -1,7 +1,8 @@
 """Uncached list queries under the production server: a stream of distinct questions.
 
     python bench/uncached_bench.py [--sizes 10000 100000] [--root /tmp/bench]
-                                   [--per-kind 150] [--warmup 10] [--seed 7] [--fresh]
+                                   [--per-kind 150] [--warmup 10] [--seed 7]
+                                   [--fresh | --cache DIR]
 
 The figures of `lists_bench.py` are body-cache hits (wrk repeats one URL). Here one
 client sends a stream of distinct URLs (none is ever sent twice, so the per-process
@@ -169,8 +170,12 @@ def worker_memory(server_pid: int) -> list[tuple[int, int]]:
     return sizes
 
 
-def prepare(size: int, root: Path, fresh: bool = False) -> tuple[Path, Path]:
-    content, cache = root / f"cal-{size}", root / f"cache-{size}"
+def prepare(size: int, root: Path, fresh: bool = False, cache: Path | None = None
+            ) -> tuple[Path, Path]:
+    content = root / f"cal-{size}"
+    if cache is not None:  # a cache folder as it is (e.g. no search index yet)
+        return content, cache
+    cache = root / f"cache-{size}"
     if not content.exists():
         subprocess.run([PY, str(REPO / "bench" / "gen_calendar.py"), str(size),
                         str(content)], check=True)
@@ -193,8 +198,8 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def bench(size: int, root: Path, port: int, per_kind: int, warmup: int, seed: int,
-          fresh: bool = False) -> dict:
-    content, cache = prepare(size, root, fresh)
+          fresh: bool = False, cache: Path | None = None) -> dict:
+    content, cache = prepare(size, root, fresh, cache)
     env = {**os.environ, "CALENDAR_CONTENT": str(content), "CALENDAR_CACHE": str(cache),
            "CALENDAR_USERS": "/tmp/bench-users.yaml", "PYTHONPATH": str(REPO)}
     started = time.perf_counter()
@@ -272,9 +277,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--fresh", action="store_true",
                         help="start without any cache folder (a fresh deployment)")
+    parser.add_argument("--cache", type=Path,
+                        help="this cache folder as it is (nothing built beforehand)")
     args = parser.parse_args()
     results = [bench(n, args.root, args.port, args.per_kind, args.warmup, args.seed,
-                     args.fresh) for n in args.sizes]
+                     args.fresh, args.cache) for n in args.sizes]
     print(table(results))
 
 

@@ -263,19 +263,28 @@ class LivePostings:
         self.postings = self._build(workers)
 
     def _state(self) -> tuple[list[Record], dict[str, tuple[tuple[int, int] | None, int]]]:
-        """The collection's records (by id) and path -> (stat, id), read together."""
+        """The collection's records and path -> (stat, id), read together."""
         with self.catalog.lock:
-            records = sorted(self.catalog.current.all(self.collection), key=lambda r: r.id)
+            records = self.catalog.current.all(self.collection)
             stats = self.catalog.stats
             return records, {r.path: (stats.get(r.path), r.id) for r in records}
 
     def _differences(self, manifest: dict) -> set[str]:
-        current = self._state()[1]
-        return ({p for p, v in current.items() if manifest.get(p) != v}
-                | (manifest.keys() - current.keys()))
+        """Paths whose record is not what the saved postings hold. One pass over the
+        manifest (this runs at every start); the collection's own paths are listed only
+        when their number says one is new."""
+        with self.catalog.lock:
+            view, stats = self.catalog.current, self.catalog.stats
+            paths = view.paths
+            stale = {p for p, (stat, rid) in manifest.items()
+                     if paths.get(p) != rid or stats.get(p) != stat}
+            if len(view.slugs[self.collection]) != len(manifest) - len(stale) or stale:
+                stale |= {r.path for r in view.all(self.collection) if r.path not in manifest}
+        return stale
 
     def _build(self, workers: int | None = None) -> Postings:
         records, manifest = self._state()
+        records.sort(key=lambda r: r.id)
         postings = Postings(records, self.words, workers)
         if self.cache_file is not None:
             try:
