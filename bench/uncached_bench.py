@@ -2,10 +2,12 @@
 
     python bench/uncached_bench.py [--sizes 10000 100000] [--root /tmp/bench]
                                    [--per-kind 150] [--warmup 10] [--seed 7]
+                                   [--fresh | --cache DIR]
 
 The figures of `lists_bench.py` are body-cache hits (wrk repeats one URL). Here one
 client sends a stream of distinct URLs (none is ever sent twice, so the per-process
-list body cache never answers) to gunicorn with 2 sync workers, interleaving four
+list body cache never answers) to gunicorn with 2 sync workers (the shipped
+configuration, `calendar_app.http.gunicorn_conf`: preloaded), interleaving four
 kinds of question:
 
   search  search word(s) + a date bound
@@ -20,7 +22,8 @@ number, so "4711" is a prefix of a few titles) and words that match nothing.
 
 Per size: generate the calendar unless present (bench/gen_calendar.py), build the
 index unless present (`reindex`, same cache folder as lists_bench so a later run
-reuses it), start gunicorn, wait until both workers answer, send `--warmup` requests
+reuses it; with `--fresh` neither: an empty cache folder, as a fresh deployment),
+start gunicorn, time the first answer, wait until both workers answer, send `--warmup` requests
 of each kind (distinct too, not counted), then `--per-kind` of each kind, timing each
 request on the client (connect to last byte). Prints p50/p95/max per kind and the
 workers' RSS (now and peak). Also the workers' CPU time per request (all their
@@ -36,6 +39,7 @@ import datetime as dt
 import http.client
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -166,11 +170,19 @@ def worker_memory(server_pid: int) -> list[tuple[int, int]]:
     return sizes
 
 
-def prepare(size: int, root: Path) -> tuple[Path, Path]:
-    content, cache = root / f"cal-{size}", root / f"cache-{size}"
+def prepare(size: int, root: Path, fresh: bool = False, cache: Path | None = None
+            ) -> tuple[Path, Path]:
+    content = root / f"cal-{size}"
+    if cache is not None:  # a cache folder as it is (e.g. no search index yet)
+        return content, cache
+    cache = root / f"cache-{size}"
     if not content.exists():
         subprocess.run([PY, str(REPO / "bench" / "gen_calendar.py"), str(size),
                         str(content)], check=True)
+    if fresh:  # a fresh deployment: no catalog cache, no search index, nothing
+        cache = root / f"cache-{size}-fresh"
+        shutil.rmtree(cache, ignore_errors=True)
+        return content, cache
     code = ("import sys;from pathlib import Path;from calendar_app.catalog.index import TextIndex;"
             f"sys.exit(0 if TextIndex(Path('{cache}')).exists() else 1)")
     if subprocess.run([PY, "-c", code], cwd=REPO, check=False).returncode:
@@ -185,24 +197,28 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def bench(size: int, root: Path, port: int, per_kind: int, warmup: int, seed: int) -> dict:
-    content, cache = prepare(size, root)
+def bench(size: int, root: Path, port: int, per_kind: int, warmup: int, seed: int,
+          fresh: bool = False, cache: Path | None = None) -> dict:
+    content, cache = prepare(size, root, fresh, cache)
     env = {**os.environ, "CALENDAR_CONTENT": str(content), "CALENDAR_CACHE": str(cache),
            "CALENDAR_USERS": "/tmp/bench-users.yaml", "PYTHONPATH": str(REPO)}
+    started = time.perf_counter()
     server = subprocess.Popen(
-        [str(Path(PY).parent / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{port}",
+        [str(Path(PY).parent / "gunicorn"), "-c", "python:calendar_app.http.gunicorn_conf",
+         "-w", "2", "-b", f"127.0.0.1:{port}",
          "--timeout", "300", "--log-level", "warning", "--pythonpath",
          str(REPO / "bench"), "bench_wsgi:app"], cwd=REPO, env=env)
     stream = Stream(size, seed)
     times: dict[str, list[float]] = {k: [] for k in KINDS}
     cpu: dict[str, list[float]] = {k: [] for k in KINDS}
     try:
-        for _ in range(1200):
+        while time.perf_counter() - started < 1800:  # a fresh 100k load on a busy machine
             try:
                 if get(port, f"{BASE}/events")[0] == 200:
                     break
             except OSError:
                 time.sleep(0.25)
+        first = time.perf_counter() - started
         for _ in range(4):  # both workers have loaded their catalog
             get(port, f"{BASE}/events")
         for _ in range(warmup):
@@ -227,7 +243,7 @@ def bench(size: int, root: Path, port: int, per_kind: int, warmup: int, seed: in
         server.wait(timeout=60)
     return {"size": size, "times": times, "cpu": cpu, "rss": max(m[0] for m in memory),
             "hwm": max(m[1] for m in memory), "elapsed": elapsed,
-            "load": load}
+            "load": load, "first": first, "fresh": fresh}
 
 
 def table(results: list[dict]) -> str:
@@ -242,8 +258,10 @@ def table(results: list[dict]) -> str:
                          f"{statistics.fmean(t):.1f} | {statistics.median(c):.1f} / "
                          f"{percentile(c, 95):.1f} / {max(c):.1f} |")
     lines.append("")
-    lines += [f"{r['size']:,} events: largest worker RSS {r['rss']} MiB after the run, "
-              f"peak {r['hwm']} MiB; {sum(map(len, r['times'].values()))} requests in "
+    lines += [f"{r['size']:,} events{' (fresh: no cache)' if r['fresh'] else ''}: first "
+              f"answer {r['first']:.1f} s after start; largest worker RSS {r['rss']} MiB "
+              f"after the run, peak {r['hwm']} MiB; "
+              f"{sum(map(len, r['times'].values()))} requests in "
               f"{r['elapsed']:.1f} s; load average {r['load'][0]:.1f} before, "
               f"{r['load'][1]:.1f} after" for r in results]
     return "\n".join(lines)
@@ -257,9 +275,13 @@ def main() -> None:
     parser.add_argument("--per-kind", type=int, default=150)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--fresh", action="store_true",
+                        help="start without any cache folder (a fresh deployment)")
+    parser.add_argument("--cache", type=Path,
+                        help="this cache folder as it is (nothing built beforehand)")
     args = parser.parse_args()
-    results = [bench(n, args.root, args.port, args.per_kind, args.warmup, args.seed)
-               for n in args.sizes]
+    results = [bench(n, args.root, args.port, args.per_kind, args.warmup, args.seed,
+                     args.fresh, args.cache) for n in args.sizes]
     print(table(results))
 
 

@@ -4,10 +4,12 @@ Who answers what, and why (design.md's Whoosh figures):
 - Date windows, ordering, counts and every id/flag filter come from the event
   columns (`eventtable.EventTable`, no Whoosh). Whoosh would need ~0.7 s for a
   start-sorted window at 100k.
-- Text search (`search=`) is the one thing Whoosh answers: every word as a
-  substring of the indexed words of the text fields, as WordPress's `LIKE '%word%'`
-  ("weinabend" finds "Glühweinabend"), unscored, giving the exact set of matching ids
-  that is then intersected with the columns.
+- Text search (`search=`): every word as a substring of the indexed words of the
+  text fields, as WordPress's `LIKE '%word%'` ("weinabend" finds "Glühweinabend"),
+  unscored, giving the exact set of matching ids that is then intersected with the
+  columns. Events are answered by in-memory postings built from the catalog at load
+  (`postings.LivePostings`, saved in `cache_dir` for the next start), so search is
+  fast before Whoosh's index exists; Whoosh answers other collections' searches.
 - The index lives in `cache_dir/whoosh` (outside the content tree, rebuildable). Its
   manifest records the stat of every file it holds, so start-up and other workers
   only index what differs. Writes are batched by a background thread per process and
@@ -26,7 +28,6 @@ import fcntl
 import logging
 import os
 import pickle
-import re
 import shutil
 import threading
 import time
@@ -46,7 +47,9 @@ from ..model.records import Record
 from ..model.resources import EVENTS, RESOURCES
 from . import textsearch
 from .catalog import Catalog, paused_gc
+from .postings import LivePostings
 from .version import CatalogVersion
+from .words import _plain, tokens, word_set
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +57,10 @@ INDEX_FORMAT = 2
 # Posting pool of a full rebuild: above it, sorted runs spill to temporary files and
 # are merged at commit.
 REBUILD_MB = 256
-_TAGS = re.compile(r"<[^>]*>")
 # No stop words and no stemming: WordPress search matches any substring, so "the" or
 # "azz" must still find something; the terms holding a search word are found in each
 # segment's term dictionary (textsearch.Substring).
 ANALYZER = RegexTokenizer(r"\w+") | LowercaseFilter()
-# The same tokens without Whoosh's per-token objects (3x faster when indexing):
-# RegexTokenizer yields every match of the pattern, LowercaseFilter lowers each.
-_WORD = re.compile(r"\w+")
 
 
 def text_fields() -> dict[str, tuple[str, ...]]:
@@ -123,10 +122,6 @@ def schema() -> Schema:
     return Schema(**fields)
 
 
-def _plain(value: object) -> str:
-    return _TAGS.sub(" ", value) if isinstance(value, str) else ""
-
-
 def document(record: Record) -> dict:
     doc = {"key": record.path, "rid": record.id, "collection": record.collection}
     data = record.data
@@ -141,9 +136,6 @@ def document(record: Record) -> dict:
     return doc
 
 
-def tokens(text: str) -> list[str]:
-    """ANALYZER's tokens."""
-    return [t.lower() for t in _WORD.findall(text)]
 
 
 class SearchTerms:
@@ -438,6 +430,10 @@ class CalendarIndex:
         self._pid = os.getpid()
         self.background = background
         self.cache_file: Path | None = None
+        # What answers `/events?search=` (postings.py): in memory from the first
+        # request, without waiting for Whoosh's index, which follows in the background.
+        self.memory = LivePostings(catalog, "events", word_set(EVENT_SEARCH_FIELDS),
+                                   folder / "postings-events.bin")
         # Start-up catch-up: whatever differs from the index is pending until written.
         if self.text.exists():
             self._mark(self.text.differences(catalog))
@@ -454,6 +450,7 @@ class CalendarIndex:
             self._wake.set()
 
     def on_catalog_change(self, relpaths: set[str], origin: str) -> None:
+        self.memory.mark(relpaths)
         self._mark(relpaths)
 
     def pending(self) -> set[str]:
@@ -495,6 +492,7 @@ class CalendarIndex:
         new in case a thread of the parent held one at the fork."""
         self._thread = None
         self._pending_lock = threading.Lock()
+        self.memory.after_fork()
         self.text.after_fork()
 
     def _run(self) -> None:
@@ -512,6 +510,7 @@ class CalendarIndex:
             self._wake.clear()
             try:
                 self.flush()
+                self.memory.rebuild_if_stale()
             except Exception:
                 log.exception("index update failed; will retry")
                 time.sleep(1.0)
@@ -535,6 +534,10 @@ class CalendarIndex:
         """Ids of the records of a collection matching a search string (exact set, as
         a sorted int64 array)."""
         terms = SearchTerms(text)
+        if collection == self.memory.collection and fields == EVENT_SEARCH_FIELDS:
+            ids = self.memory.search(view, terms.include, terms.exclude)
+            known = view.derive("known-ids", lambda: textsearch.KnownIds(view.records))
+            return self._phrases(view, terms, fields, known.filter(ids))  # type: ignore
         pending = self.pending()
         found = self.text.search_ids(terms.query(collection, fields)) if (
             len(pending) < max(1000, len(view.paths) // 2)) else None
@@ -553,7 +556,12 @@ class CalendarIndex:
             if again:
                 ids = np.union1d(ids, np.array(again, np.int64))
         # Ids whose document sits at another (pending) path are covered above.
-        if terms.phrases or terms.excluded_phrases:  # words with punctuation, as written
-            ids = ids[[terms.phrases_match(view.records[int(i)], fields) for i in ids]] \
-                if len(ids) else ids
+        return self._phrases(view, terms, fields, ids)
+
+    @staticmethod
+    def _phrases(view: CatalogVersion, terms: SearchTerms, fields: tuple[str, ...],
+                 ids: np.ndarray) -> np.ndarray:
+        """Words with punctuation must occur as written (the tokens narrowed first)."""
+        if (terms.phrases or terms.excluded_phrases) and len(ids):
+            return ids[[terms.phrases_match(view.records[int(i)], fields) for i in ids]]
         return ids
