@@ -7,6 +7,17 @@ them at 10,000 events cost more to make than the files in them:
     wp-json/tribe/events/v1/<collection>.json                  default list page
     wp-json/tribe/events/v1/<collection>/<id>.json             single record
     wp-json/tribe/events/v1/<collection>/by-slug/<slug>.json   (events, venues, organizers)
+
+and for the `<calendar-events>` component (embed.js), which filters by a category or a
+venue and shows up to 50 events, the answers of the queries it sends to a live
+interface, so that on a static host its filters cover every upcoming event and not
+only the default list's first page:
+
+    wp-json/tribe/events/v1/events/embed/all.json              events?per_page=50
+    wp-json/tribe/events/v1/events/embed/category/<slug>.json  ...&categories=<id>
+    wp-json/tribe/events/v1/events/embed/venue/<slug>.json     ...&venue=<id>
+
+(`category-id/<id>.json` and `venue-id/<id>.json`: the same files by id.)
 """
 
 from __future__ import annotations
@@ -78,6 +89,9 @@ def _body(model: SiteModel, record: Record):
     return render
 
 
+EMBED_COUNT = 50  # the most events a <calendar-events> element shows
+
+
 class ListSnapshotError(RuntimeError):
     pass
 
@@ -91,19 +105,40 @@ class ListSnapshots:
         self.site_url = site_url
 
     def outputs(self, reader: Reader, catalog_digest: str, now_key: str) -> Iterator[Output]:
+        shape = f"list {catalog_digest} {now_key}"
         for collection in RESOURCES:
             path = f"{paths.REST_DIR}{collection}.json"
-            yield Output(path, (), f"list {catalog_digest} {now_key}",
-                         lambda c=collection: self._get(reader, c), kind="json-list")
+            yield Output(path, (), shape, lambda c=collection: self._get(reader, c),
+                         kind="json-list")
+        yield from self._embed_outputs(reader, shape)
 
-    def _get(self, reader: Reader, collection: str) -> bytes:
+    def _embed_outputs(self, reader: Reader, shape: str) -> Iterator[Output]:
+        """The component's queries (module note): one for all upcoming events, one per
+        category and per published venue, each also under its record's id."""
+        base = f"{paths.REST_DIR}events/embed/"
+        wanted = {"per_page": str(EMBED_COUNT)}
+        yield Output(f"{base}all.json", (), shape,
+                     lambda: self._get(reader, "events", wanted), kind="json-list")
+        catalog = reader.catalog
+        chosen = [("category", "categories", r) for r in catalog.all("categories")] + [
+            ("venue", "venue", r) for r in catalog.all("venues") if r.status == PUBLISHED]
+        for folder, parameter, record in chosen:
+            query = {**wanted, parameter: str(record.id)}
+            by_slug = f"{base}{folder}/{record.slug}.json"
+            yield Output(by_slug, (), shape,
+                         lambda q=query: self._get(reader, "events", q), kind="json-list")
+            yield Output(f"{base}{folder}-id/{record.id}.json", (), shape,
+                         lambda q=query: self._get(reader, "events", q), kind="json-list",
+                         same_as=by_slug)
+
+    def _get(self, reader: Reader, collection: str, raw: dict | None = None) -> bytes:
         catalog = reader.catalog
         # As `api.public_url` and `api.rest_root` with SITE_URL = the site's address.
         public = str(catalog.settings.get("url") or self.site_url)
         rep = Representer(catalog, public, self.site_url.rstrip("/") + DEFAULT_BASE_PATH)
         ctx = query.Context(reader, catalog.current, rep, None)
         try:
-            answer = lists.answer(ctx, RESOURCES[collection], {})
+            answer = lists.answer(ctx, RESOURCES[collection], raw or {})
         except ApiError as exc:
             raise ListSnapshotError(f"list snapshot {collection} not written: "
                                     f"{exc.status} {exc.message}") from exc
