@@ -374,6 +374,7 @@ HOST_PAGE = """<!DOCTYPE html>
 <h2>Hostile</h2><calendar-events id="hostile" count="-3" language="&quot;&gt;x"
  category="&quot;&gt;&lt;img src=x onerror=&quot;window.hit=1&quot;&gt;"></calendar-events>
 <h2>Odd count</h2><calendar-events id="odd" count="1e9x"></calendar-events>
+<h2>Arabic</h2><calendar-events id="ar" count="1" language="ar-EG"></calendar-events>
 </main><script src="{site}assets/embed.js" defer></script></body></html>
 """
 
@@ -441,6 +442,17 @@ def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path
                 assert page.locator("#next .calendar-event-title").first.get_attribute(
                     "href") == "https://calendar.example.org/event/market-day/"
                 assert page.locator("#next .calendar-events-list").get_attribute("lang") == "de"
+                # The component's own words in the language asked for (issue 25 item 2).
+                assert page.locator("#next .calendar-events-more a").inner_text() == \
+                    "Alle Veranstaltungen"
+                assert page.locator("#next .calendar-events-list").get_attribute(
+                    "aria-label") == "Kommende Veranstaltungen"
+                assert page.locator("#music .calendar-events-more a").inner_text() == \
+                    "All events"  # the host page's English
+                page.wait_for_selector("#ar .calendar-event")
+                arabic = page.locator("#ar .calendar-events-list")
+                assert arabic.get_attribute("dir") == "rtl"
+                assert page.locator("#ar .calendar-events-more a").inner_text() == "كل الفعاليات"
                 # Attributes are data, never markup; counts are kept within 1-50.
                 page.wait_for_selector("#hostile .calendar-events-status:has-text('No upcoming')")
                 assert page.locator("img").count() == 0
@@ -478,9 +490,13 @@ def test_component_says_when_the_calendar_cannot_be_read(site: Path, tmp_path: P
                 errors: list[str] = []
                 page.on("pageerror", lambda exc: errors.append(str(exc)))
                 page.goto(f"http://127.0.0.1:{host.server_port}/index.html")
-                status = page.locator("#next .calendar-events-status")
+                status = page.locator("#none .calendar-events-status")
                 status.filter(has_text="could not be loaded").wait_for()
                 assert status.locator("a").get_attribute("href") == site_url + "events/list/"
+                # language="de": the component's own words in German.
+                german = page.locator("#next .calendar-events-status")
+                german.filter(has_text="konnten nicht geladen werden").wait_for()
+                assert german.locator("a").inner_text() == "Zum Kalender"
                 assert errors == []
             finally:
                 browser.close()
