@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_calendar import generate  # noqa: E402
+from gen_calendar import generate
 
-from calendar_app.site import Builder, Options  # noqa: E402
-from calendar_app.site.snapshots import ListSnapshots  # noqa: E402
+from calendar_app.site import Builder, Options
+from calendar_app.site.snapshots import ListSnapshots
 
 NOW = dt.datetime(2026, 11, 21, 12, 0, tzinfo=dt.UTC)
 
