@@ -250,7 +250,7 @@ def test_likely_duplicate_venue_is_warned(editor, content):
     data = {**form_of(editor, "/admin/events/new"), **NEW_EVENT,
             "venue.new_venue": "Blue Lantern"}
     page = post(editor, "/admin/events/new", data, "check")
-    assert b"A venue named &#39;The Blue Lantern&#39; (#45) already exists" in page.data
+    assert "A venue named “The Blue Lantern” (#45) already exists" in page.text
     found = editor.get("/admin/api/venues/duplicates?name=blue%20lantern").json
     assert [v["id"] for v in found] == [BLUE_LANTERN]
 

@@ -69,8 +69,8 @@ def test_the_queue_shows_the_submission_with_check_duplicates_and_address(
     assert "<h1>Pending events</h1>" in page
     assert f'id="event-{submitted}">Harbour Lantern Walk<' in page
     assert "2027-03-05 19:30:00 to 2027-03-05 21:00:00 (Europe/Lisbon)" in page
-    assert "Old Harbour Steps, 1 Quay Street, Porto (new: draft)" in page
-    assert "Lantern Friends (new: draft)" in page
+    assert "Old Harbour Steps, 1 Quay Street, Porto (new: Draft)" in page
+    assert "Lantern Friends (new: Draft)" in page
     assert "submissions for <a href=\"mailto:walker@example.org\">" in page
     assert "<strong>lantern</strong>" in page  # the description, rendered
     assert "No problems." in page and "None found." in page
@@ -97,7 +97,7 @@ def test_check_findings_and_likely_duplicates_are_listed(client, content: Path,
     line = (content / path).read_text().splitlines().index("venue: no-such-hall") + 1
     assert (f"{path}:{line}: error: venue: no venue with slug 'no-such-hall' "
             "[dangling-link]" in page), page
-    assert "Jazz Night: Ana Lucía Ferrer Trio: 2027-01-07 19:30:00, publish (#106)" in page
+    assert "Jazz Night: Ana Lucía Ferrer Trio: 2027-01-07 19:30:00, Published (#106)" in page
 
 
 def test_approving_publishes_the_event_and_what_it_brought_in_one_commit(
@@ -105,7 +105,7 @@ def test_approving_publishes_the_event_and_what_it_brought_in_one_commit(
     before = head(content)
     response = decision(client, submitted, "approve")
     assert response.status_code == 303
-    assert ('Published "Harbour Lantern Walk".'
+    assert ("Published “Harbour Lantern Walk”."
             in html.unescape(text(client.get("/admin/pending/"))))
     assert git(content, "rev-list", "--count", f"{before}..HEAD").strip() == "1"
     author, message, files = last_commit(content)

@@ -290,6 +290,9 @@ def test_snapshots_match_live_api(site: Path, tmp_path: Path) -> None:
     assert len(snapshots) > 150
     for path in snapshots:  # the file of a request is its path plus ".json"
         url = "/" + path.relative_to(site).as_posix().removesuffix(".json")
+        url = _embed_query(url) or url
+        if url == "by slug":  # a hard link to the file by id (below)
+            continue
         response = client.get(url)
         assert response.status_code == 200, url
         assert response.get_data() == path.read_bytes(), url
@@ -302,7 +305,37 @@ def test_snapshots_match_live_api(site: Path, tmp_path: Path) -> None:
     folders = {p.relative_to(site / REST).as_posix() for p in (site / REST).rglob("*")
                if p.is_dir()}
     assert folders == {"events", "venues", "organizers", "categories", "tags",
-                       "events/by-slug", "venues/by-slug", "organizers/by-slug"}
+                       "events/by-slug", "venues/by-slug", "organizers/by-slug",
+                       "events/embed", "events/embed/category", "events/embed/category-id",
+                       "events/embed/venue", "events/embed/venue-id"}
+    # The component's snapshots (issue 25 item 2): each category's and each published
+    # venue's, by slug and, the same file, by id.
+    categories = json.loads((site / REST / "categories.json").read_text())["categories"]
+    for category in categories:
+        slug = site / REST / f"events/embed/category/{category['slug']}.json"
+        by_id = site / REST / f"events/embed/category-id/{category['id']}.json"
+        assert slug.stat().st_ino == by_id.stat().st_ino
+    venues = json.loads((site / REST / "venues.json").read_text())["venues"]
+    for venue in venues:
+        slug = site / REST / f"events/embed/venue/{venue['slug']}.json"
+        assert slug.stat().st_ino == (site / REST / f"events/embed/venue-id/{venue['id']}"
+                                      ".json").stat().st_ino
+    assert len(list((site / REST / "events/embed/venue").iterdir())) >= len(venues)
+
+
+def _embed_query(url: str) -> str:
+    """The live query an embed snapshot answers (snapshots.py), by its file's path."""
+    found = re.fullmatch(r"(.*/events)/embed/(all|category-id/(\d+)|venue-id/(\d+)|"
+                         r"(category|venue)/([\w-]+))", url)
+    if found is None:
+        return ""
+    base, _, category, venue, kind, _slug = found.groups()
+    if kind:
+        return "by slug"
+    query = f"{base}?per_page=50"
+    if category or venue:
+        query += f"&{'categories' if category else 'venue'}={category or venue}"
+    return query
 
 
 # -- determinism and incremental builds --------------------------------------------------

@@ -5,6 +5,7 @@ JSON-LD left machine-readable. Browsers, Nu and axe: test_site_i18n_browser.py."
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 import re
 import shutil
@@ -395,12 +396,34 @@ def test_no_english_is_left_on_translated_pages(sites: dict[str, Path]) -> None:
     """Words of the site (not of the records) that would show a missed string."""
     words = ("Upcoming events", "Skip to main", "Subscribe", "Add to calendar",
              "Jump to month", "Previous", "Next page", "all day", "Search events",
-             "Download .ics", "Times are in")
+             "Download .ics", "Times are in", "Embed this calendar", "in a frame",
+             "how many events")
     for language in ("de", "fr", "ar"):
         for path in ("index.html", "events/month/2026-12/index.html", "404.html",
+                     "embed/index.html",
                      "event/winter-lights-festival-2027/index.html",
                      "venue/magnolia-arts-center/index.html", "search/index.html"):
             if not (sites[language] / path).exists():
                 continue
             text = text_of(read(sites[language], path))
             assert [w for w in words if w in text] == [], (language, path)
+
+
+def test_the_web_component_speaks_every_catalogs_language(sites: dict[str, Path]) -> None:
+    """embed.js carries its words in every language the site has a catalog for and
+    names the calendar's own; still under 10 KB gzipped with them."""
+    script = (sites["fr"] / "assets/embed.js").read_bytes()
+    assert len(gzip.compress(script, 9)) < 10 * 1024
+    found = re.search(rb"var WORDS = (\{.*?\});\n", script)
+    words = json.loads(found.group(1))
+    assert words["site"] == "fr"
+    assert set(words["languages"]) == set(languages())
+    assert words["languages"]["de"]["all"] == "Alle Veranstaltungen"
+    assert words["languages"]["fr"]["none"] == "Aucun événement à venir."
+    assert words["languages"]["ar"]["dir"] == "rtl"
+    for language, table in words["languages"].items():
+        assert set(table) == {"lang", "dir", "loading", "none", "all", "failed", "see",
+                              "label"}, language
+    page = text_of(read(sites["de"], "embed/index.html"))
+    assert "Diesen Kalender einbinden" in page
+    assert "Englisch, Arabisch, Deutsch, Spanisch und Französisch" in page

@@ -34,6 +34,7 @@ PAGES = {
     "category": "events/category/music/index.html",
     "search": "events/search/index.html",
     "not found": "404.html",
+    "embed help": "embed/index.html",
 }
 # axe on every kind in the right-to-left build, on these in the others (the pages are
 # the same but for their words: a minute of axe less on a shared machine).

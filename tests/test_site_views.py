@@ -354,7 +354,15 @@ def test_edits_rebuild_the_views_as_a_full_build_does(tmp_path: Path) -> None:
             if "Tea" in new:
                 assert {WEEK, "events/photo/index.html", "embed/list/index.html",
                         "embed/month/2027-03/index.html"} <= set(report.written)
-                assert report.skipped < 50  # the text edit took the incremental path
+                # The text edit took the incremental path: besides the component's
+                # snapshots, planned each time and signed by what they hold, only a few
+                # outputs were even looked at.
+                embeds = len(list((tmp_path / "a" / "wp-json/tribe/events/v1/events/embed")
+                                  .rglob("*.json")))
+                assert report.skipped - embeds < 50
+                assert "wp-json/tribe/events/v1/events/embed/all.json" in report.written
+                assert "wp-json/tribe/events/v1/events/embed/venue/magnolia-arts-center.json" \
+                    not in report.written  # no event of its changed
         week = read(tmp_path / "a", WEEK)
         assert "Morning &lt;Talk&gt; &#038; Tea" in bar_cells(week)  # now over seven days
         assert "Morning &lt;Talk&gt;" in read(tmp_path / "a", "events/week/2027-03-14/index.html")
@@ -374,6 +382,7 @@ HOST_PAGE = """<!DOCTYPE html>
 <h2>Hostile</h2><calendar-events id="hostile" count="-3" language="&quot;&gt;x"
  category="&quot;&gt;&lt;img src=x onerror=&quot;window.hit=1&quot;&gt;"></calendar-events>
 <h2>Odd count</h2><calendar-events id="odd" count="1e9x"></calendar-events>
+<h2>Arabic</h2><calendar-events id="ar" count="1" language="ar-EG"></calendar-events>
 </main><script src="{site}assets/embed.js" defer></script></body></html>
 """
 
@@ -426,9 +435,14 @@ def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path
 
                 def titles(which: str) -> list[str]:
                     return page.locator(f"#{which} .calendar-event-title").all_inner_texts()
-                # The snapshot holds the first per_page (4) upcoming events.
                 assert titles("next") == ["Market Day", "Morning Talk"]
-                assert titles("music") == ["Overlap Workshop"] == titles("by-id")
+                # A filter covers every upcoming event, not the default list's first
+                # page (per_page 4), where River Festival is not.
+                first_page = json.loads((site / "wp-json/tribe/events/v1/events.json")
+                                        .read_text())["events"]
+                assert "River Festival" not in {e["title"] for e in first_page}
+                assert titles("music") == ["Overlap Workshop", "River Festival"] == titles(
+                    "by-id")
                 first = page.locator("#next .calendar-event time").first
                 assert "März" in first.inner_text()  # language="de"
                 assert first.get_attribute("datetime") == "2027-03-09"
@@ -436,6 +450,17 @@ def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path
                 assert page.locator("#next .calendar-event-title").first.get_attribute(
                     "href") == "https://calendar.example.org/event/market-day/"
                 assert page.locator("#next .calendar-events-list").get_attribute("lang") == "de"
+                # The component's own words in the language asked for (issue 25 item 2).
+                assert page.locator("#next .calendar-events-more a").inner_text() == \
+                    "Alle Veranstaltungen"
+                assert page.locator("#next .calendar-events-list").get_attribute(
+                    "aria-label") == "Kommende Veranstaltungen"
+                assert page.locator("#music .calendar-events-more a").inner_text() == \
+                    "All events"  # the host page's English
+                page.wait_for_selector("#ar .calendar-event")
+                arabic = page.locator("#ar .calendar-events-list")
+                assert arabic.get_attribute("dir") == "rtl"
+                assert page.locator("#ar .calendar-events-more a").inner_text() == "كل الفعاليات"
                 # Attributes are data, never markup; counts are kept within 1-50.
                 page.wait_for_selector("#hostile .calendar-events-status:has-text('No upcoming')")
                 assert page.locator("img").count() == 0
@@ -473,9 +498,13 @@ def test_component_says_when_the_calendar_cannot_be_read(site: Path, tmp_path: P
                 errors: list[str] = []
                 page.on("pageerror", lambda exc: errors.append(str(exc)))
                 page.goto(f"http://127.0.0.1:{host.server_port}/index.html")
-                status = page.locator("#next .calendar-events-status")
+                status = page.locator("#none .calendar-events-status")
                 status.filter(has_text="could not be loaded").wait_for()
                 assert status.locator("a").get_attribute("href") == site_url + "events/list/"
+                # language="de": the component's own words in German.
+                german = page.locator("#next .calendar-events-status")
+                german.filter(has_text="konnten nicht geladen werden").wait_for()
+                assert german.locator("a").inner_text() == "Zum Kalender"
                 assert errors == []
             finally:
                 browser.close()

@@ -53,6 +53,8 @@ from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from ..store.users import User
+from .language import gettext as _
+from .language import service_message
 
 SIGN_IN = "admin_auth.sign_in"
 SIGN_OUT = "admin_auth.sign_out"
@@ -141,13 +143,13 @@ def sign_in() -> Any:
     name = request.form.get("name", "")[:200]
     if failures.recent(client, window) >= int(current_app.config.get("LOGIN_MAX_FAILURES", 10)):
         return render_template("admin/sign_in.html", next=target, name=name,
-                               error="Too many failed sign-ins; try again later."), 429
+                               error=_("Too many failed sign-ins; try again later.")), 429
     user = current_app.extensions["calendar"].users.check_sign_in(
         name, request.form.get("password", ""))
     if user is None:
         failures.add(client)
         return render_template("admin/sign_in.html", next=target, name=name,
-                               error="Unknown user name or wrong password."), 401
+                               error=_("Unknown user name or wrong password.")), 401
     session.clear()  # a fresh session: nothing carried over from before signing in
     session.permanent = True
     session["uid"] = user.id
@@ -167,10 +169,9 @@ def _template_globals() -> dict[str, Any]:
 
 
 def _csrf_failed(error: CSRFError) -> Any:
-    return render_template("admin/message.html", title="Form expired",
-                           message="The form was too old or not sent from this site "
-                                   f"({error.description}). Go back, reload it and send "
-                                   "it again."), 400
+    return render_template("admin/message.html", title=_("Form expired"), message=_(
+        "The form was too old or not sent from this site (%(reason)s). Go back, reload it "
+        "and send it again.", reason=service_message(error.description))), 400
 
 
 PAGE_CSP = ("default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "

@@ -21,6 +21,7 @@ from ..model.records import Record
 from ..model.resources import RESOURCES
 from . import forms, links, rules
 from .auth import current_user, login_required
+from .language import service_message
 
 bp = Blueprint("admin_api", __name__, url_prefix="/admin/api")
 
@@ -75,5 +76,6 @@ def preview() -> Any:
         made, _text, _others = cal.service.preview("events", body, user, record)
     except ApiError as exc:
         by_field, general = forms.api_messages(exc)
-        return jsonify({"ok": False, "errors": by_field, "general": general})
-    return jsonify({"ok": True, "preview": rules.preview(cal, made)})
+        return jsonify({"ok": False, "general": [service_message(m) for m in general],
+                        "errors": {k: [service_message(m) for m in v] for k, v in by_field.items()}})
+    return jsonify({"ok": True, "preview": rules.worded(rules.preview(cal, made))})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from werkzeug.datastructures import MultiDict
@@ -22,7 +23,8 @@ from ..model.fieldbase import LIST_CONTROLS, NOT_SENT
 from ..model.findings import ERROR, Finding
 from ..model.records import Record, to_file
 from ..model.resources import Field, Resource, yaml_fields
-from . import links
+from ..site.i18n import N_
+from . import links, words
 from .controls import Control
 
 # Set by the page's buttons (status) or by the interface only (author, dates of the post).
@@ -36,10 +38,11 @@ def form_fields(resource: Resource) -> tuple[Field, ...]:
 
 
 def label(f: Field) -> str:
-    text = {"organizer": "Organizers", "geo_lat": "Latitude", "geo_lng": "Longitude",
-            "online_url": "Online address", "zip": "ZIP or postal code",
-            "stateprovince": "State or province", "venue": "Venue"}.get(f.name)
-    return text or f.name.replace("_", " ").capitalize()
+    return words.label(f.name)
+
+
+def _same_words(message: str) -> str:
+    return message
 
 
 def shown(catalog: Catalog, resource: Resource, data: dict) -> dict[str, Any]:
@@ -62,19 +65,24 @@ def defaults(resource: Resource, site_zone: str) -> dict:
 
 
 def controls(catalog: Catalog, resource: Resource, values: dict[str, Any],
-             site_zone: str) -> list[Control]:
+             site_zone: str, tr: Callable[[str], str] = _same_words) -> list[Control]:
+    """The form's controls, their words given by `tr` (the editor's language)."""
     out = []
     for f in form_fields(resource):
         kind = f.type.control
         raw = values.get(f.name)
-        ctl = Control(f.name, label(f), kind, raw, f.description[:1].upper() + f.description[1:],
+        hint = words.HINTS.get(f.name)
+        ctl = Control(f.name, tr(label(f)), kind, raw, tr(hint) if hint else "",
                       f.required, f.type.form_attrs(_wall_value(kind, raw)))
-        ctl.options = [(v, v or "(not set)") for v in f.type.form_options()]
+        ctl.options = [(v, tr(words.OPTIONS.get(v, v))) for v in f.type.form_options()]
         links.fill(catalog, f, ctl)
+        if kind == "select" and f.link:
+            ctl.options[:1] = [("", tr(N_("None")))]
         if kind == "timezone":
-            ctl.hint = f"An IANA zone such as Europe/Berlin; empty: the calendar's ({site_zone})"
+            ctl.hint = tr(N_("An IANA zone such as Europe/Berlin; empty: the calendar's "
+                             "(%(zone)s)")) % {"zone": site_zone}
         if kind == "datetime-local":
-            ctl.hint = "Wall time in the event's time zone"
+            ctl.hint = tr(N_("Wall time in the event's time zone"))
         out.append(ctl)
     return out
 

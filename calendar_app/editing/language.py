@@ -1,28 +1,64 @@
 """The editing, submission and moderation pages in the calendar's language: the site's
-catalogs (site/i18n.py, docs/i18n.md) in Flask's templates, `lang` and `dir` on every
-page. Read per request, so an edit of `locale` in calendar.yaml shows at once."""
+catalogs (site/i18n.py, docs/i18n.md) in Flask's templates and in the views' own words
+(page titles, flash messages, form messages, e-mails), `lang` and `dir` on every page.
+Read per request, so an edit of `locale` in calendar.yaml shows at once.
+
+The pages share the site's catalogs (one `messages.po` a language) rather than a domain
+of their own: adding a language stays one file, and the words both use ("Venue",
+"Category", "Skip to content") are translated once.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import Flask
+from flask import Flask, current_app, has_app_context
 
 from ..site.i18n import Regional, site_locale
+from . import words
 
 _REGIONALS: dict[str, Regional] = {}
+_KEY = "editing_language"
+
+
+def regional_for(settings: dict) -> Regional:
+    tag = site_locale(settings)
+    found = _REGIONALS.get(tag)
+    if found is None:
+        found = _REGIONALS[tag] = Regional(tag)
+    return found
+
+
+def regional() -> Regional:
+    """The calendar's language for this app (English outside of one)."""
+    settings = current_app.extensions[_KEY]() if has_app_context() and (
+        _KEY in current_app.extensions) else {}
+    return regional_for(settings)
+
+
+def gettext(message: str, **values: object) -> str:
+    """A message in the editor's language, `%(name)s` filled from `values`."""
+    text = regional().gettext(message)
+    return text % values if values else text
+
+
+def service_message(text: str) -> str:
+    """A message of the service (words.SERVICE) in the editor's language; one the
+    catalogs lack stays as the service wrote it."""
+    if text.startswith(words.MISSING):
+        return gettext("Missing parameter(s): %(names)s", names=text[len(words.MISSING):])
+    return gettext(text)
+
+
+def ngettext(singular: str, plural: str, n: int, **values: object) -> str:
+    """A counted message; `%(count)s` is the number unless `values` say otherwise."""
+    text = regional().ngettext(singular, plural, n)
+    return text % {"count": n, **values}
 
 
 def install(app: Flask, settings: Callable[[], dict]) -> None:
     """`_()` and `{% trans %}` in the app's templates; `settings` gives calendar.yaml's."""
-
-    def regional() -> Regional:
-        tag = site_locale(settings())
-        found = _REGIONALS.get(tag)
-        if found is None:
-            found = _REGIONALS[tag] = Regional(tag)
-        return found
-
+    app.extensions[_KEY] = settings
     app.jinja_env.add_extension("jinja2.ext.i18n")
     app.jinja_env.install_gettext_callables(  # type: ignore[attr-defined]
         lambda message: regional().gettext(message),
@@ -31,4 +67,13 @@ def install(app: Flask, settings: Callable[[], dict]) -> None:
     @app.context_processor
     def _language() -> dict:
         found = regional()
-        return {"lang": found.lang, "dir": found.dir}
+        return {"lang": found.lang, "dir": found.dir, "status_name": status_name,
+                "tab_name": lambda tab: gettext(words.TABS.get(tab, tab)),
+                "kind_words": lambda resource: words.KINDS[resource.name],
+                "field_label": lambda name: gettext(words.label(name)),
+                "role_name": lambda role: gettext(words.ROLES.get(role, role))}
+
+
+def status_name(status: str) -> str:
+    """A record's status ("draft") as the pages name it."""
+    return gettext(words.STATUSES.get(status, status))

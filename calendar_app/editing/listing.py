@@ -17,6 +17,7 @@ from ..model.records import Record
 from ..model.resources import Resource
 from ..store.users import User
 from ..wiring import Calendar
+from . import words
 
 PER_PAGE = 50
 EVER = "1000-01-01"  # lists of drafts and the like: whatever their dates
@@ -46,8 +47,7 @@ def page(cal: Calendar, resource: Resource, user: User, args: Any, site: str) ->
     tabs = TABS.get(resource.name, ("all",))
     tab = args.get("tab") if args.get("tab") in tabs else tabs[0]
     search = str(args.get("q") or "")[:200]
-    out = Page(f"{resource.label}s" if resource.name != "categories" else "Categories",
-               tab, tabs, search)
+    out = Page(words.KINDS[resource.name].plural, tab, tabs, search)
     params: dict[str, Any] = {"per_page": "1"}
     if search:
         params["search"] = search

@@ -40,6 +40,8 @@ from ..store.users import User
 from ..wiring import Calendar
 from . import notify
 from .auth import current_user, login_required
+from .language import gettext as _
+from .language import service_message
 from .submit import submissions
 
 bp = Blueprint("moderation", __name__, template_folder="templates")
@@ -151,7 +153,7 @@ def _page(status: int = 200, errors: dict[int, str] | None = None,
     calendar = _calendar()
     edit = "admin.edit"  # the editing pages' (views.py), when the app has them
     page = render_template(
-        "moderation/queue.html", title="Pending events", entries=entries(calendar),
+        "moderation/queue.html", title=_("Pending events"), entries=entries(calendar),
         errors=errors or {}, reasons=reasons or {}, notices=get_flashed_messages(),
         general=general,
         render_html=markup.render_html, catalog=calendar.catalog,
@@ -169,28 +171,29 @@ def _refused(status: int, title: str, message: str) -> Response:
 @login_required
 def queue() -> Response:
     if not may_moderate(current_user()):
-        return _refused(403, "Not allowed", "Only editors and administrators moderate "
-                        "submissions.")
+        return _refused(403, _("Not allowed"), _("Only editors and administrators moderate "
+                                                 "submissions."))
     return _page()
 
 
 def _pending(event_id: int) -> tuple[Record | None, Response | None]:
     """The pending event a decision is about, or the page refusing the decision."""
     if not may_moderate(current_user()):
-        return None, _refused(403, "Not allowed", "Only editors and administrators "
-                              "moderate submissions.")
+        return None, _refused(403, _("Not allowed"), _("Only editors and administrators "
+                                                         "moderate submissions."))
     record = _calendar().catalog.get(event_id, "events")
     if record is None or record.status != "pending":
-        return None, _page(409, general=f"Event #{event_id} is no longer pending: someone "
-                           "decided on it already, or it was removed.")
+        return None, _page(409, general=_("Event #%(id)s is no longer pending: someone "
+                                          "decided on it already, or it was removed.",
+                                          id=event_id))
     return record, None
 
 
 def _precondition(expected: str):
     def check(current: Record) -> None:
         if token(current) != expected:
-            raise ApiError(409, "rest_conflict", "The event changed since this page was "
-                           "loaded; review it again below.")
+            raise ApiError(409, "rest_conflict", _("The event changed since this page was "
+                                                   "loaded; review it again below."))
     return check
 
 
@@ -208,9 +211,9 @@ def approve(event_id: int) -> Response:
         calendar.service.change_together(changes, editor, message,
                                          _precondition(request.form.get("token", "")))
     except ApiError as exc:
-        return _page(exc.status, {event_id: exc.message})
+        return _page(exc.status, {event_id: service_message(exc.message)})
     _decided(calendar, record, "approved", editor, "")
-    flash(f'Published "{record.name}".')
+    flash(_("Published “%(name)s”.", name=record.name))
     return redirect(url_for("moderation.queue"), 303)
 
 
@@ -222,8 +225,8 @@ def reject(event_id: int) -> Response:
         return refusal
     calendar, editor = _calendar(), current_user()
     reason = " ".join(request.form.get("reason", "").split())
-    problem = ("Give a reason: it is kept with the decision and sent to the submitter."
-               if not reason else f"At most {REASON_LIMIT} characters."
+    problem = (_("Give a reason: it is kept with the decision and sent to the submitter.")
+               if not reason else _("At most %(limit)s characters.", limit=REASON_LIMIT)
                if len(reason) > REASON_LIMIT else "")
     if problem:
         return _page(400, {event_id: problem}, {event_id: reason[:REASON_LIMIT]})
@@ -235,9 +238,9 @@ def reject(event_id: int) -> Response:
         calendar.service.change_together(changes, editor, message,
                                          _precondition(request.form.get("token", "")))
     except ApiError as exc:
-        return _page(exc.status, {event_id: exc.message}, {event_id: reason})
+        return _page(exc.status, {event_id: service_message(exc.message)}, {event_id: reason})
     _decided(calendar, record, "rejected", editor, reason)
-    flash(f'Rejected "{record.name}"; it is in the trash.')
+    flash(_("Rejected “%(name)s”; it is in the trash.", name=record.name))
     return redirect(url_for("moderation.queue"), 303)
 
 
@@ -248,22 +251,24 @@ def _decided(calendar: Calendar, record: Record, decision: str, editor: User,
     if kept is None:  # not from the form: nobody to tell, nothing to keep
         return
     store.decide(record.id, decision, editor.name, reason)
-    title = calendar.catalog.settings.get("title") or "the calendar"
+    title = calendar.catalog.settings.get("title") or _("the calendar")
     if decision == "approved":
-        subject = f"Your event was published: {record.name}"
-        body = f'Thank you: "{record.name}" is now in {title}.\n'
+        subject = _("Your event was published: %(name)s", name=record.name)
+        body = _("Thank you: “%(name)s” is now in %(calendar)s.", name=record.name,
+                 calendar=title) + "\n"
     else:
-        subject = f"Your event was not published: {record.name}"
-        body = (f'"{record.name}" was not published in {title}.\n\nThe editors\' reason: '
-                f"{reason}\n")
+        subject = _("Your event was not published: %(name)s", name=record.name)
+        body = _("“%(name)s” was not published in %(calendar)s.\n\nThe editors' reason: "
+                 "%(reason)s", name=record.name, calendar=title, reason=reason) + "\n"
     current_app.extensions["mailer"].send(notify.smtp_settings(calendar.catalog.settings),
                                           [kept.email], subject, body)
 
 
 @bp.errorhandler(CSRFError)
 def _csrf_failed(error: CSRFError) -> Response:
-    return _refused(400, "Form expired", "The form was too old or not sent from this site "
-                    f"({error.description}). Reload the queue and decide again.")
+    return _refused(400, _("Form expired"), _(
+        "The form was too old or not sent from this site (%(reason)s). Reload the queue and "
+        "decide again.", reason=service_message(error.description)))
 
 
 def install(app: Flask) -> None:

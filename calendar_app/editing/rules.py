@@ -10,6 +10,8 @@ from ..catalog import occurrences
 from ..model import dates, recurrence
 from ..model.records import Record
 from ..wiring import Calendar
+from .language import gettext as _
+from .language import ngettext
 
 SHOWN = 60  # dates listed on the page; the count says how many there are in all
 
@@ -30,3 +32,19 @@ def preview(cal: Calendar, record: Record) -> dict[str, Any] | None:
     return {"summary": recurrence.describe(block, record.data["start_date"]),
             "total": len(found), "dates": listed,
             "zone": str(record.get("timezone") or cal.service.site_zone_name)}
+
+
+def worded(found: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The preview with its sentences in the editor's language: `text` of the whole
+    and of each date (the page and its script show these)."""
+    if found is None:
+        return None
+    found["text"] = ngettext("%(summary)s: %(count)s date (%(zone)s).",
+                             "%(summary)s: %(count)s dates (%(zone)s).", found["total"],
+                             summary=found["summary"], zone=found["zone"])
+    for day in found["dates"]:
+        text = (_("%(start)s to %(end)s (cancelled)", start=day["start"], end=day["end"])
+                if day["cancelled"] else _("%(start)s to %(end)s", start=day["start"],
+                                           end=day["end"]))
+        day["text"] = f"{text}: {day['title']}" if day["title"] else text
+    return found

@@ -44,6 +44,8 @@ from ..site.i18n import N_
 from ..store.users import User
 from ..wiring import Calendar
 from . import notify
+from .language import gettext as _
+from .language import service_message
 from .submitters import FILE_NAME, Submissions
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,9 @@ DEFAULTS = {
     "SUBMIT_WINDOW": 3600,  # ... within this many seconds, then 429
     "SUBMIT_MAX_BYTES": 64 * 1024,  # a submission's whole body
 }
+# A venue or organizer both chosen and typed in as new.
+_NOT_BOTH = {"venue": N_("Choose a venue or name a new one, not both."),
+             "organizer": N_("Choose an organizer or name a new one, not both.")}
 HONEYPOT = "homepage"  # hidden from people; bots fill in fields with such names
 # The pages' own policy (the interface's forbids everything): the stylesheet only.
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
@@ -198,22 +203,21 @@ def check_form(values: dict[str, str]) -> Outcome:
     out = Outcome()
     for f in FIELDS:
         if len(values[f.name]) > f.limit:
-            out.fields[f.name] = f"At most {f.limit} characters."
+            out.fields[f.name] = _("At most %(limit)s characters.", limit=f.limit)
     if not values["email"].strip():
-        out.fields.setdefault("email", "Missing parameter(s): email")
+        out.fields.setdefault("email", service_message("Missing parameter(s): email"))
     elif not valid_email(values["email"].strip()):
-        out.fields.setdefault("email", "Invalid parameter.")
+        out.fields.setdefault("email", service_message("Invalid parameter."))
     dropped = markup.disallowed_tags(values["description"])
     if dropped:
-        out.fields.setdefault("description", "HTML not allowed in descriptions: "
-                              + ", ".join(f"<{t}>" for t in dropped) + ".")
+        out.fields.setdefault("description", _("HTML not allowed in descriptions: %(tags)s.",
+                                               tags=", ".join(f"<{t}>" for t in dropped)))
     for link in ("venue", "organizer"):
         if values[link].strip() and values[f"{link}_name"].strip():
-            out.fields.setdefault(f"{link}_name", f"Choose a {link} or name a new one, "
-                                  "not both.")
+            out.fields.setdefault(f"{link}_name", _(_NOT_BOTH[link]))
     if values["venue_name"].strip() == "" and (values["venue_address"].strip()
                                                or values["venue_city"].strip()):
-        out.fields.setdefault("venue_name", "Name the new venue whose address you gave.")
+        out.fields.setdefault("venue_name", _("Name the new venue whose address you gave."))
     return out
 
 
@@ -251,13 +255,13 @@ def service_messages(exc: ApiError) -> Outcome:
     if isinstance(params, dict):
         for name, text in params.items():
             out.fields.setdefault(_FIELD_OF.get(name, name if name in BY_NAME else ""),
-                                  str(text))
+                                  service_message(str(text)))
         out.fields.pop("", None)
     elif isinstance(params, list):  # missing fields
         for name in params:
-            out.fields.setdefault(_FIELD_OF.get(name, name), exc.message)
+            out.fields.setdefault(_FIELD_OF.get(name, name), service_message(exc.message))
     if not out.fields:
-        out.general.append(exc.message)
+        out.general.append(service_message(exc.message))
     return out
 
 
@@ -268,7 +272,7 @@ def _render(values: dict[str, str], outcome: Outcome | None, form: SubmissionFor
     page = render_template("submit/form.html", fields_by_name=BY_NAME, values=values,
                            outcome=outcome or Outcome(), form=form, zones=time_zones(),
                            choices=choices(calendar), honeypot=HONEYPOT,
-                           site_title=calendar.catalog.settings.get("title") or "Calendar")
+                           site_title=calendar.catalog.settings.get("title") or _("Calendar"))
     return make_response(page, outcome.status if outcome else 200)
 
 
@@ -281,19 +285,20 @@ def form_page() -> Response:
 def submit() -> Response:
     config = current_app.config
     if (request.content_length or 0) > config["SUBMIT_MAX_BYTES"]:
-        return _refused(413, f"The submission is larger than {config['SUBMIT_MAX_BYTES']} "
-                        "bytes; shorten the description.")
+        return _refused(413, _("The submission is larger than %(limit)s bytes; shorten the "
+                               "description.", limit=config["SUBMIT_MAX_BYTES"]))
     form = SubmissionForm()
     values = _posted()
     if not form.validate_on_submit():
-        reason = " ".join(e for errs in form.errors.values() for e in errs)
-        message = f"The form could not be checked ({reason}); send it again."
+        reason = " ".join(service_message(e) for errs in form.errors.values() for e in errs)
+        message = _("The form could not be checked (%(reason)s); send it again.",
+                    reason=reason)
         return _render(values, Outcome(general=[message]), form)
     client = request.remote_addr or "unknown"
     limiter: _Limiter = current_app.extensions["submit_limiter"]
     wait = limiter.wait(client, int(config["SUBMIT_LIMIT"]), float(config["SUBMIT_WINDOW"]))
     if wait:
-        response = _refused(429, "Too many submissions from your address; try again later.")
+        response = _refused(429, _("Too many submissions from your address; try again later."))
         response.headers["Retry-After"] = str(int(wait) + 1)
         return response
     if request.form.get(HONEYPOT, ""):
@@ -319,7 +324,7 @@ def _check_choices(values: dict[str, str], outcome: Outcome) -> None:
     for name, offered in choices(_calendar()).items():
         chosen = values[name].strip()
         if chosen and chosen not in {str(record_id) for record_id, _name in offered}:
-            outcome.fields.setdefault(name, "Invalid parameter.")
+            outcome.fields.setdefault(name, service_message("Invalid parameter."))
 
 
 def _precheck(values: dict[str, str], outcome: Outcome) -> None:
@@ -357,11 +362,12 @@ def _tell_editors(calendar: Calendar, record: Record) -> None:
     settings = notify.smtp_settings(calendar.catalog.settings)
     queue = url_for("moderation.queue", _external=True) if (
         "moderation.queue" in current_app.view_functions) else ""
-    body = (f"A visitor proposed an event:\n\n  {record.name}\n  "
+    body = (_("A visitor proposed an event:") + f"\n\n  {record.name}\n  "
             f"{record.get('start_date')} ({record.get('timezone')})\n\n"
-            + (f"Review it in the moderation queue: {queue}\n" if queue else ""))
-    current_app.extensions["mailer"].send(settings, editors,
-                                          f"New event submitted: {record.name}", body)
+            + (_("Review it in the moderation queue: %(address)s", address=queue) + "\n"
+               if queue else ""))
+    current_app.extensions["mailer"].send(
+        settings, editors, _("New event submitted: %(name)s", name=record.name), body)
 
 
 def _refused(status: int, message: str) -> Response:
@@ -377,7 +383,8 @@ def thanks() -> Response:
 @bp.errorhandler(CSRFError)
 def _csrf_failed(error: CSRFError) -> Response:
     """The app-wide CSRF check (editing/auth.py) refused the post: the form again, filled."""
-    message = f"The form could not be checked ({error.description}); send it again."
+    message = _("The form could not be checked (%(reason)s); send it again.",
+                reason=service_message(error.description))
     return _render(_posted(), Outcome(general=[message]), SubmissionForm())
 
 

@@ -18,18 +18,27 @@ from flask import Blueprint, abort, current_app, flash, redirect, render_templat
 from ..model.errors import ApiError
 from ..model.findings import WARNING, Finding
 from ..model.records import Record
+from ..model.recurrence import WEEKDAYS
 from ..model.resources import RESOURCES, Resource
 from ..service import term_capability
+from ..site.i18n import N_
 from ..store.users import User
 from ..wiring import Calendar
-from . import forms, links, listing, rules
+from . import forms, links, listing, rules, words
 from .auth import current_user, login_required
+from .language import gettext as _
+from .language import regional, service_message, status_name
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 COLLECTIONS = "events,venues,organizers,categories,tags"
 # The buttons of a post's form and the status each asks for (the service lowers what
 # a role may not do: a contributor's "publish" becomes pending).
 ACTIONS = {"publish": "publish", "draft": "draft", "pending": "pending"}
+# A likely duplicate of a venue or organizer typed in as new.
+_TAKEN = {"venues": N_("A venue named “%(name)s” (#%(id)s) already exists: pick it unless "
+                       "this is another one."),
+          "organizers": N_("An organizer named “%(name)s” (#%(id)s) already exists: pick it "
+                           "unless this is another one.")}
 
 
 def calendar() -> Calendar:
@@ -58,8 +67,10 @@ def zone_names() -> list[str]:
 def _helpers() -> dict[str, Any]:
     return {"may_change": may_change, "may_create": may_create, "RESOURCES": RESOURCES,
             "zone_names": zone_names(),
-            "admin_nav": [(url_for("admin.records", collection=c), RESOURCES[c].label + "s"
-                           if c != "categories" else "Categories") for c in COLLECTIONS.split(",")]}
+            "admin_nav": [(url_for("admin.records", collection=c), _(words.KINDS[c].plural))
+                          for c in COLLECTIONS.split(",")],
+            "weekday_names": list(zip(WEEKDAYS, (full for full, _short
+                                                 in regional().weekdays(0)), strict=True))}
 
 
 @bp.route("/")
@@ -76,6 +87,8 @@ def records(collection: str) -> Any:
     page = listing.page(calendar(), resource, user, request.args, request.host_url)
     choices = [(str(r.id), "\u2014 " * depth + r.name)
                for r, depth in links.tree(calendar().catalog)]
+    page.title = _(page.title)
+    page.error = service_message(page.error) if page.error else ""
     return render_template("admin/list.html", resource=resource, page=page,
                            title=page.title, category_choices=choices)
 
@@ -119,7 +132,7 @@ def duplicate(collection: str, record_id: int) -> Any:
     if not may_create(user, resource):
         abort(403)
     data = {k: v for k, v in source.data.items() if k not in ("slug", "status")}
-    data[resource.title_field] = f"{source.name} (copy)"
+    data[resource.title_field] = _("%(name)s (copy)", name=source.name)
     shown = forms.shown(calendar().catalog, resource, data)
     start = forms.shown(calendar().catalog, resource, forms.defaults(
         resource, calendar().service.site_zone_name))
@@ -145,19 +158,23 @@ def edit(collection: str, record_id: int) -> Any:
 def _render(resource: Resource, record: Record | None, values: dict[str, Any],
             status: int = 200, original: dict[str, Any] | None = None, **extra: Any) -> Any:
     cal = calendar()
-    controls = forms.controls(cal.catalog, resource, values, cal.service.site_zone_name)
+    controls = forms.controls(cal.catalog, resource, values, cal.service.site_zone_name, _)
     by_field = extra.pop("by_field", {})
     for ctl in controls:
         for item in by_field.get(ctl.name, []):
             (ctl.errors if getattr(item, "severity", "error") == "error" else ctl.warnings
-             ).append(getattr(item, "message", str(item)))
-    title = (f"Edit {resource.label.lower()}: {record.name}" if record is not None
-             else f"New {resource.label.lower()}")
+             ).append(service_message(getattr(item, "message", str(item))))
+    if "general" in extra:
+        extra["general"] = [service_message(m) for m in extra["general"]]
+    kind = words.KINDS[resource.name]
+    title = _(kind.edit, name=record.name) if record is not None else _(kind.new)
     return render_template(
         "admin/edit.html", resource=resource, record=record, controls=controls,
         title=title, version=forms.version(record) if record is not None else "",
         original=forms.encode_original(values if original is None else original),
-        user=current_user(), **extra), status
+        user=current_user(), script_words={"duplicate": _(
+            "Warning: {names} already exists: pick it above unless this is another one.")},
+        **extra), status
 
 
 def _save(resource: Resource, record: Record | None, shown: dict[str, Any]) -> Any:
@@ -176,7 +193,7 @@ def _save(resource: Resource, record: Record | None, shown: dict[str, Any]) -> A
     if record is not None and record.status == "trash":
         body.pop("status", None)  # restored by its own button
     if record is not None and not body and action != "check":
-        flash("Nothing changed: nothing was saved.")
+        flash(_("Nothing changed: nothing was saved."))
         return redirect(url_for("admin.edit", collection=resource.name, record_id=record.id),
                         303)
     try:
@@ -188,7 +205,8 @@ def _save(resource: Resource, record: Record | None, shown: dict[str, Any]) -> A
     by_field, general = forms.check_messages(cal.catalog, made, text, others,
                                              cal.service.site_zone_name)
     _duplicate_warnings(resource, record, now, form, by_field)
-    occurrences = rules.preview(cal, made) if resource.name == "events" else None
+    occurrences = rules.worded(rules.preview(cal, made)) if resource.name == "events" \
+        else None
     blocked = forms.has_errors(by_field, general)
     if blocked or action == "check":
         return _render(resource, record, forms.reshown(resource, form),
@@ -211,7 +229,7 @@ def _commit(resource: Resource, record: Record | None, body: dict, now: dict,
         if record is None:
             saved, made = cal.service.create(resource.name, body, user)
             if not made:
-                flash(f"An identical {resource.singular} already exists: nothing was made.")
+                flash(_(words.KINDS[resource.name].identical))
         else:
             saved = cal.service.update(record, body, user, unchanged)
     except ApiError as exc:
@@ -224,7 +242,8 @@ def _commit(resource: Resource, record: Record | None, body: dict, now: dict,
                        exc.status if exc.status < 500 else 503, original=before,
                        by_field=by_field, general=general)
     if record is not None or body:
-        flash(f"Saved: {saved.name} ({saved.status}).")
+        flash(_("Saved: %(name)s (%(status)s).", name=saved.name,
+                status=status_name(saved.status)))
     return redirect(url_for("admin.edit", collection=resource.name, record_id=saved.id), 303)
 
 
@@ -233,13 +252,14 @@ def _conflict(resource: Resource, current: Record, current_shown: dict[str, Any]
     """Someone saved the record since this form was made: keep the person's input,
     say what changed, and let a second save (now from the current version) decide."""
     before = forms.decode_original(request.form.get(forms.ORIGINAL))
-    changes = forms.changed_since(resource, before, current_shown)
+    changes = [(_(label), old, new) for label, old, new
+               in forms.changed_since(resource, before, current_shown)]
     # Their values where this person changed nothing, theirs where they did: saving
     # again then applies only this person's changes on top of the newer version.
     mine = forms.reshown(resource, request.form)
     merged = {**current_shown, **{k: mine[k] for k in forms.body(resource, now, before)}}
     return _render(resource, current, merged, 409,
-                   original=current_shown, conflict=changes or [("(unknown)", "", "")])
+                   original=current_shown, conflict=changes or [(_("(unknown)"), "", "")])
 
 
 def _duplicate_warnings(resource: Resource, record: Record | None, now: dict, form: Any,
@@ -259,8 +279,7 @@ def _duplicate_warnings(resource: Resource, record: Record | None, now: dict, fo
         for other in links.likely_duplicates(catalog, collection, text, own):
             by_field.setdefault(name, []).append(Finding(
                 "", 0, 0, WARNING, "likely-duplicate",
-                f"A {RESOURCES[collection].singular} named {other.name!r} (#{other.id}) "
-                f"already exists: pick it unless this is another one."))
+                _(_TAKEN[collection], name=other.name, id=other.id)))
 
 
 @bp.route(f"/<any({COLLECTIONS}):collection>/<int:record_id>/<any(trash,restore):verb>",
@@ -276,24 +295,25 @@ def trash(collection: str, record_id: int, verb: str) -> Any:
     try:
         if verb == "trash":
             done = service.delete(record, user)
-            flash(f"{'Trashed' if resource.trashable else 'Deleted'}: {record.name}.")
+            flash(_("Trashed: %(name)s.", name=record.name) if resource.trashable
+                  else _("Deleted: %(name)s.", name=record.name))
         elif record.status != "trash":
-            flash(f"Not done: {record.name} is not in the trash.")
+            flash(_("Not done: %(name)s is not in the trash.", name=record.name))
         else:
             done = service.update(record, {"status": "draft"}, user)
-            flash(f"Restored as a draft: {done.name}.")
+            flash(_("Restored as a draft: %(name)s.", name=done.name))
     except ApiError as exc:
-        flash(f"Not done: {exc.message}")
+        flash(_("Not done: %(reason)s", reason=service_message(exc.message)))
     return redirect(url_for("admin.records", collection=collection), 303)
 
 
 @bp.errorhandler(403)
 def _forbidden(_exc: Exception) -> Any:
-    return render_template("admin/message.html", title="Not allowed",
-                           message="Your role may not do this here."), 403
+    return render_template("admin/message.html", title=_("Not allowed"),
+                           message=_("Your role may not do this here.")), 403
 
 
 @bp.errorhandler(404)
 def _missing(_exc: Exception) -> Any:
-    return render_template("admin/message.html", title="Not found",
-                           message="There is no such record (it may have been removed)."), 404
+    return render_template("admin/message.html", title=_("Not found"),
+                           message=_("There is no such record (it may have been removed).")), 404

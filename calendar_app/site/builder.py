@@ -376,7 +376,9 @@ class Builder:
             self._vevent_sigs.pop(record_id, None)
         last.fingerprints = fingerprints
         wanted = sorted({i for record_id in changed for i in last.shown_by.get(record_id, ())})
-        outputs = [last.outputs[i] for i in wanted]
+        # List snapshots are planned again below (the component's are signed by what
+        # they hold, so they are among the changed records' outputs too).
+        outputs = [last.outputs[i] for i in wanted if last.outputs[i].kind != "json-list"]
         # Lists snapshots answer from the whole catalog, the sitemap has every `modified`.
         if self.lists is not None:
             outputs += self.lists.outputs(self.reader, _catalog_digest(fingerprints),

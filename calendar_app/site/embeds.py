@@ -11,13 +11,43 @@ They are not for search engines: `noindex`, and left out of the sitemap.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator
 
 from . import paths
 from .grid import add_months, grid_days, month_agenda, month_grid, months_between, weekdays
+from .i18n import N_, SOURCE_LANGUAGE, Regional, languages
 from .model import EventView
 from .pages import Nav, Pages, listing_deps
 from .plan import Output, ids
+
+SCRIPT = "static/embed.js"
+_WORDS_SLOT = b"{/*words*/}"
+# The web component's own words (embed.js has the English), given to it in every
+# language the site has a catalog for.
+SCRIPT_WORDS = {
+    "loading": N_("Loading events…"), "none": N_("No upcoming events."),
+    "all": N_("All events"), "failed": N_("The events could not be loaded."),
+    "see": N_("See the calendar"), "label": N_("Upcoming events"),
+}
+
+
+def script_words(site: Regional) -> dict:
+    """{"site": the calendar's language, "languages": {language: {"lang", "dir", words}}}:
+    what the component picks its words from, by its `language` attribute."""
+    found = {}
+    for language in languages():
+        regional = Regional(language)
+        found[language] = {"lang": language, "dir": regional.dir,
+                           **{k: regional.gettext(v) for k, v in SCRIPT_WORDS.items()}}
+    return {"site": site.locale.language, "languages": found}
+
+
+def script(source: bytes, words: dict) -> bytes:
+    """embed.js with its words (script_words) filled in; a template's own embed.js
+    without the slot stays as it is."""
+    text = json.dumps(words, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return source.replace(_WORDS_SLOT, text.encode(), 1)
 
 
 def outputs(pages: Pages) -> Iterator[Output]:
@@ -74,6 +104,15 @@ def _help(pages: Pages) -> bytes:
         "embed.html", paths.page(paths.EMBED), section="embed",
         list_url=base + paths.EMBED_LIST,
         month_url=base + paths.folder(paths.embed_month(model.today)),
-        script_url=base + paths.ASSETS + "embed.js", per_page=pages.per_page(),
+        script_url=base + paths.ASSETS + "embed.js", script_languages=_language_names(pages),
         categories=[(c.slug, c.name) for c in model.categories],
         venues=[(v.slug, v.name) for v in model.venues])
+
+
+def _language_names(pages: Pages) -> str:
+    """"English, German, French, Spanish and Arabic", in the page's language: those the
+    component has words in."""
+    from babel.lists import format_list
+    locale = pages.regional.locale
+    names = [locale.languages.get(code, code) for code in (SOURCE_LANGUAGE, *languages())]
+    return format_list(names, locale=locale)

@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Callable, Iterator
 
 from ..model import dates, markup
-from . import ical, paths
+from . import embeds, ical, paths
 from .model import EventView, SiteModel
 from .pages import Pages, event_deps, media_stamp
 from .plan import Output, ids
@@ -91,6 +91,12 @@ def robots(pages: Pages) -> Output:
 def assets(pages: Pages) -> Iterator[Output]:
     for name in static_files(pages.env):
         target = paths.ASSETS + name[len(STATIC_PREFIX):]
+        if name == embeds.SCRIPT:  # the component gets its words in every language
+            words = embeds.script_words(pages.regional)
+            yield Output(target, (), f"asset {words}",
+                         lambda name=name, words=words: embeds.script(
+                             static_bytes(pages.env, name), words), kind="asset")
+            continue
         yield Output(target, (), "asset", lambda name=name: static_bytes(pages.env, name),
                      kind="asset")
 

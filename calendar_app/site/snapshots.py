@@ -7,6 +7,17 @@ them at 10,000 events cost more to make than the files in them:
     wp-json/tribe/events/v1/<collection>.json                  default list page
     wp-json/tribe/events/v1/<collection>/<id>.json             single record
     wp-json/tribe/events/v1/<collection>/by-slug/<slug>.json   (events, venues, organizers)
+
+and for the `<calendar-events>` component (embed.js), which filters by a category or a
+venue and shows up to 50 events, the answers of the queries it sends to a live
+interface, so that on a static host its filters cover every upcoming event and not
+only the default list's first page:
+
+    wp-json/tribe/events/v1/events/embed/all.json              events?per_page=50
+    wp-json/tribe/events/v1/events/embed/category/<slug>.json  ...&categories=<id>
+    wp-json/tribe/events/v1/events/embed/venue/<slug>.json     ...&venue=<id>
+
+(`category-id/<id>.json` and `venue-id/<id>.json`: the same files by id.)
 """
 
 from __future__ import annotations
@@ -14,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..catalog import lists, query
+from ..catalog.occurrences import split_id
 from ..catalog.reader import Reader
 from ..catalog.represent import Representer, dumps
 from ..model.errors import ApiError
@@ -78,6 +90,9 @@ def _body(model: SiteModel, record: Record):
     return render
 
 
+EMBED_COUNT = 50  # the most events a <calendar-events> element shows
+
+
 class ListSnapshotError(RuntimeError):
     pass
 
@@ -91,20 +106,86 @@ class ListSnapshots:
         self.site_url = site_url
 
     def outputs(self, reader: Reader, catalog_digest: str, now_key: str) -> Iterator[Output]:
+        shape = f"list {catalog_digest} {now_key}"
         for collection in RESOURCES:
             path = f"{paths.REST_DIR}{collection}.json"
-            yield Output(path, (), f"list {catalog_digest} {now_key}",
-                         lambda c=collection: self._get(reader, c), kind="json-list")
+            yield Output(path, (), shape, lambda c=collection: self._get(reader, c),
+                         kind="json-list")
+        yield from self._embed_outputs(reader)
 
-    def _get(self, reader: Reader, collection: str) -> bytes:
+    def _embed_outputs(self, reader: Reader) -> Iterator[Output]:
+        """The component's queries (module note): one for all upcoming events, one per
+        category and per published venue, each also under its record's id. Each is
+        signed by what it holds (the events chosen, how many there are, the records
+        they show), not by the whole catalog: a write renders again only the lists it
+        changes (231 of them at 10,000 events cost 2.7 s of CPU to render)."""
+        base = f"{paths.REST_DIR}events/embed/"
+        wanted = {"per_page": str(EMBED_COUNT)}
+        catalog = reader.catalog
+        ctx = self._context(reader)
+        chosen = [("", "", None)] + [
+            ("category", "categories", r) for r in catalog.all("categories")] + [
+            ("venue", "venue", r) for r in catalog.all("venues") if r.status == PUBLISHED]
+        for folder, parameter, record in chosen:
+            query = {**wanted, parameter: str(record.id)} if record is not None else wanted
+            try:
+                found = lists.select_ids(ctx, RESOURCES["events"], query)
+            except ApiError:
+                found = []  # the render says why (ListSnapshotError)
+            shown = found[:EMBED_COUNT]
+            deps, counts = _shown_records(catalog, shown)
+            shape = f"embed {len(found)} {shown} {counts}"
+            path = f"{base}{folder}/{record.slug}.json" if record is not None else \
+                f"{base}all.json"
+            yield Output(path, deps, shape, lambda q=query: self._get(reader, "events", q),
+                         kind="json-list")
+            if record is not None:
+                yield Output(f"{base}{folder}-id/{record.id}.json", deps, shape,
+                             lambda q=query: self._get(reader, "events", q),
+                             kind="json-list", same_as=path)
+
+    def _context(self, reader: Reader) -> query.Context:
         catalog = reader.catalog
         # As `api.public_url` and `api.rest_root` with SITE_URL = the site's address.
         public = str(catalog.settings.get("url") or self.site_url)
         rep = Representer(catalog, public, self.site_url.rstrip("/") + DEFAULT_BASE_PATH)
-        ctx = query.Context(reader, catalog.current, rep, None)
+        return query.Context(reader, catalog.current, rep, None)
+
+    def _get(self, reader: Reader, collection: str, raw: dict | None = None) -> bytes:
+        ctx = self._context(reader)
         try:
-            answer = lists.answer(ctx, RESOURCES[collection], {})
+            answer = lists.answer(ctx, RESOURCES[collection], raw or {})
         except ApiError as exc:
             raise ListSnapshotError(f"list snapshot {collection} not written: "
                                     f"{exc.status} {exc.message}") from exc
         return answer.text.encode("utf-8")
+
+
+def _shown_records(catalog, shown: list[int]) -> tuple[tuple[int, ...], list[int]]:
+    """The records a list of events shows: each event (a date of a series: the series),
+    the venue, organizers and terms it embeds, the categories' parents; and the terms'
+    event counts, which their embedded form carries."""
+    found: dict[int, None] = {}
+    counts: list[int] = []
+    for record_id in shown:
+        parts = split_id(record_id)
+        record = catalog.records.get(parts[0] if parts else record_id)
+        if record is None:
+            continue
+        found[record.id] = None
+        for collection, key in (("venues", "venue"), ("organizers", "organizer"),
+                                ("categories", "categories"), ("tags", "tags")):
+            for linked in catalog.resolve(collection, record.get(key)):
+                found[linked.id] = None
+                if linked.resource.is_term:
+                    counts.append(catalog.term_count(linked))
+                parent = linked.get("parent") if collection == "categories" else None
+                seen = {linked.id}
+                while parent:  # term URLs name their parents
+                    up = catalog.by_slug("categories", str(parent))
+                    if up is None or up.id in seen:
+                        break
+                    seen.add(up.id)
+                    found[up.id] = None
+                    parent = up.get("parent")
+    return tuple(found), counts

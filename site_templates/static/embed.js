@@ -1,8 +1,11 @@
 /* <calendar-events>: upcoming events of this calendar inside any web page.
    <script src="https://…/assets/embed.js" defer></script>
    <calendar-events count="5" category="jazz" venue="the-blue-lantern" language="de"></calendar-events>
-   Reads the interface's JSON: the build's snapshot (wp-json/…/events.json) first, else
+   Reads the interface's JSON: the build's snapshot of the query it needs first
+   (wp-json/…/events/embed/: all upcoming events, or a category's or a venue's), else
    the live interface; keeps the events that have not ended and match the attributes.
+   Its words come in the `language` attribute's language (else the page's, else the
+   calendar's) when the calendar has a catalog for it: the build fills in WORDS.
    The markup is plain (no shadow DOM) so that it takes the host page's look. */
 (function () {
   "use strict";
@@ -10,6 +13,16 @@
   var root = new URL("..", script ? script.src : location.href); /* assets/ is one down */
   var api = new URL("wp-json/tribe/events/v1/", root);
   var loads = {};
+  var WORDS = {/*words*/};
+  var ENGLISH = { loading: "Loading events…", none: "No upcoming events.", all: "All events",
+    failed: "The events could not be loaded.", see: "See the calendar", label: "Upcoming events" };
+
+  /* The words of a language tag ("de-AT": German), else of the calendar's language. */
+  function wordsFor(lang) {
+    var all = WORDS.languages || {};
+    var primary = String(lang || "").toLowerCase().split(/[-_]/)[0];
+    return primary === "en" ? ENGLISH : all[primary] || all[WORDS.site] || ENGLISH;
+  }
 
   function getJson(url) {
     if (!loads[url]) {
@@ -22,9 +35,23 @@
     return loads[url];
   }
 
-  function eventsFrom(snapshot, live) {
-    return getJson(snapshot).catch(function () { return getJson(live); })
-      .then(function (body) { return Array.isArray(body.events) ? body.events : []; });
+  /* The snapshot answering the query: by the venue when both filters are set (a venue
+     has fewer events than a category), by slug or by id. */
+  function snapshotOf(category, venue) {
+    var pick = venue ? ["venue", venue] : category ? ["category", category] : null;
+    if (!pick) { return "events/embed/all.json"; }
+    var byId = /^\d+$/.test(pick[1]);
+    return "events/embed/" + pick[0] + (byId ? "-id/" : "/") + encodeURIComponent(pick[1]) + ".json";
+  }
+
+  /* The first of these addresses that answers: a filter's snapshot, then all upcoming
+     events (a category or venue newer than the build), then the live interface. */
+  function eventsFrom(urls) {
+    var answer = getJson(urls[0]);
+    urls.slice(1).forEach(function (url) {
+      answer = answer.catch(function () { return getJson(url); });
+    });
+    return answer.then(function (body) { return Array.isArray(body.events) ? body.events : []; });
   }
 
   /* Titles come as HTML (entities, typographic quotes): shown as text, never as markup. */
@@ -63,10 +90,11 @@
     }
   }
 
-  function add(parent, tag, className, content) {
+  function add(parent, tag, className, content, words) {
     var node = document.createElement(tag);
     if (className) { node.className = className; }
     if (content) { node.textContent = content; }
+    if (words && words.lang) { node.lang = words.lang; node.dir = words.dir || "ltr"; }
     parent.appendChild(node);
     return node;
   }
@@ -96,13 +124,17 @@
     var category = (self.getAttribute("category") || "").trim().toLowerCase();
     var venue = (self.getAttribute("venue") || "").trim().toLowerCase();
     var lang = self.getAttribute("language") || document.documentElement.lang || undefined;
+    var words = wordsFor(lang);
     var query = "events?per_page=50" + (category ? "&categories=" + encodeURIComponent(category) : "") +
       (/^\d+$/.test(venue) ? "&venue=" + venue : "");
     style();
     self.textContent = "";
-    var status = add(self, "p", "calendar-events-status", "Loading events…");
+    var status = add(self, "p", "calendar-events-status", words.loading, words);
     status.setAttribute("role", "status");
-    eventsFrom(new URL("events.json", api).href, new URL(query, api).href).then(function (events) {
+    var urls = [snapshotOf(category, venue), "events/embed/all.json", query].map(function (u) {
+      return new URL(u, api).href;
+    });
+    eventsFrom(urls).then(function (events) {
       if (ticket !== self.ticket) { return; }
       var now = Date.now();
       var shown = events.filter(function (e) {
@@ -110,9 +142,10 @@
           (!category || (e.categories || []).some(function (c) { return named(c, category); })) &&
           (!venue || named(e.venue, venue));
       }).slice(0, count);
-      status.textContent = shown.length ? "" : "No upcoming events.";
+      status.textContent = shown.length ? "" : words.none;
       if (!shown.length) { return; }
-      var list = add(self, "ul", "calendar-events-list");
+      var list = add(self, "ul", "calendar-events-list", "", words);
+      list.setAttribute("aria-label", words.label);
       if (lang) { list.lang = lang; }
       shown.forEach(function (e) {
         var item = add(list, "li", "calendar-event");
@@ -124,13 +157,13 @@
           : utc(e.utc_start_date).toISOString();
         if (e.venue && e.venue.venue) { add(item, "span", "calendar-event-venue", text(e.venue.venue)); }
       });
-      var more = add(self, "p", "calendar-events-more");
-      var all = add(more, "a", "", "All events");
+      var more = add(self, "p", "calendar-events-more", "", words);
+      var all = add(more, "a", "", words.all);
       all.href = new URL("events/list/", root).href;
     }, function () {
       if (ticket !== self.ticket) { return; }
-      status.textContent = "The events could not be loaded. ";
-      var all = add(status, "a", "", "See the calendar");
+      status.textContent = words.failed + " ";
+      var all = add(status, "a", "", words.see);
       all.href = new URL("events/list/", root).href;
     });
   }

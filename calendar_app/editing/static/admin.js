@@ -7,6 +7,7 @@
   var form = document.getElementById("record-form");
   if (!form) { return; }
   var api = "/admin/api/";
+  var words = JSON.parse(form.dataset.words || "{}"); /* in the page's language */
 
   function debounce(fn, ms) {
     var timer = null;
@@ -47,8 +48,8 @@
       if (!name) { note.hidden = true; return; }
       getJSON(api + input.dataset.duplicates + "/duplicates?name=" + encodeURIComponent(name), function (items) {
         note.hidden = items.length === 0;
-        note.textContent = items.length ? "Warning: " + items.map(function (i) { return i.text; }).join(", ") +
-          " already exists: pick it above unless this is another one." : "";
+        note.textContent = items.length ? (words.duplicate || "{names}").replace(
+          "{names}", items.map(function (i) { return i.text; }).join(", ")) : "";
       });
     }, 200));
   });
@@ -78,13 +79,13 @@
     }
     if (!answer.preview) { section.hidden = true; return; }
     var pv = answer.preview;
-    p.textContent = pv.summary + ": " + pv.total + " date" + (pv.total === 1 ? "" : "s") + " (" + pv.zone + ").";
+    p.textContent = pv.text;
     section.appendChild(p);
     var ol = document.createElement("ol");
     ol.className = "dates";
     pv.dates.forEach(function (d) {
       var li = document.createElement("li");
-      li.textContent = d.start + " to " + d.end + (d.cancelled ? " (cancelled)" : "") + (d.title ? ": " + d.title : "");
+      li.textContent = d.text;
       ol.appendChild(li);
     });
     section.appendChild(ol);

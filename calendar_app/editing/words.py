@@ -1,0 +1,125 @@
+"""The editing pages' words for the resource descriptions' names: each form field's
+label and hint, the choices of a select, record statuses, list tabs and the kinds of
+record. Marked for the catalogs here (N_), translated where shown (language.py).
+
+The descriptions in model/resources.py are the plugin's interface documentation
+(`/doc`, in its English, with the record's noun filled in), not words for a form: the
+forms say what a field is for in the editor's language. A field without a label here
+gets its name, and tests/test_admin_i18n.py fails on it.
+"""
+
+from __future__ import annotations
+
+from ..site.i18n import N_, N_plural
+
+LABELS = {
+    "title": N_("Title"), "description": N_("Description"), "excerpt": N_("Excerpt"),
+    "slug": N_("Slug"), "start_date": N_("Starts"), "end_date": N_("Ends"),
+    "all_day": N_("All day"), "timezone": N_("Time zone"), "cost": N_("Cost"),
+    "currency_symbol": N_("Currency symbol"), "currency_position": N_("Currency position"),
+    "currency_code": N_("Currency code"), "website": N_("Website"), "image": N_("Image"),
+    "venue": N_("Venue"), "organizer": N_("Organizers"), "categories": N_("Categories"),
+    "tags": N_("Tags"), "featured": N_("Featured"), "sticky": N_("Sticky"),
+    "hide_from_listings": N_("Hide from listings"), "recurrence": N_("Repeats"),
+    "event_status": N_("Event status"), "event_status_reason": N_("Reason for the status"),
+    "previous_start_date": N_("Previous start"), "performer": N_("Performers"),
+    "online_url": N_("Online address"), "address": N_("Address"), "city": N_("City"),
+    "country": N_("Country"), "province": N_("Province"), "state": N_("State"),
+    "stateprovince": N_("State or province"), "zip": N_("ZIP or postal code"),
+    "phone": N_("Phone"), "show_map": N_("Show a map"),
+    "show_map_link": N_("Show a link to the map"), "geo_lat": N_("Latitude"),
+    "geo_lng": N_("Longitude"), "email": N_("E-mail address"), "name": N_("Name"),
+    "parent": N_("Parent category"),
+}
+
+HINTS = {
+    "slug": N_("The last part of the page's address; made from the title when empty."),
+    "excerpt": N_("A short summary for lists and search results."),
+    "cost": N_("For example 15, 10-20 or Free."),
+    "currency_code": N_("Three letters, such as EUR or USD."),
+    "image": N_("An address of an image, or a file in the calendar's media folder."),
+    "description": N_("Plain text or Markdown; a blank line starts a new paragraph."),
+    "hide_from_listings": N_("The event keeps its page but stays out of lists and feeds."),
+    "event_status_reason": N_("Shown beside the status, such as why it was cancelled."),
+    "previous_start_date": N_("When a postponed event was to start."),
+    "online_url": N_("Where an online event takes place."),
+    "geo_lat": N_("Decimal degrees, such as 52.52."),
+    "geo_lng": N_("Decimal degrees, such as 13.40."),
+}
+
+# Values of a select as the form names them (the value itself when not here).
+OPTIONS = {
+    "": N_("(not set)"), "scheduled": N_("Scheduled"), "canceled": N_("Canceled"),
+    "postponed": N_("Postponed"), "prefix": N_("Before the amount"),
+    "suffix": N_("After the amount"),
+}
+
+STATUSES = {
+    "publish": N_("Published"), "future": N_("Scheduled to publish"), "draft": N_("Draft"),
+    "pending": N_("Pending review"), "private": N_("Private"), "trash": N_("In the trash"),
+}
+
+ROLES = {
+    "administrator": N_("Administrator"), "editor": N_("Editor"), "author": N_("Author"),
+    "contributor": N_("Contributor"), "subscriber": N_("Subscriber"),
+}
+
+TABS = {
+    "upcoming": N_("Upcoming"), "past": N_("Past"), "drafts": N_("Drafts"),
+    "pending": N_("Pending"), "trash": N_("Trash"), "all": N_("All"),
+}
+
+# The service's own messages as forms show them next to a field (the interface's
+# wording, WordPress's where it has one), translated on the pages only: the interface
+# keeps answering them in English, as the plugin does.
+SERVICE = (N_("Invalid parameter."), N_("Missing parameter(s): %(names)s"),
+           N_("The end date must not be before the start date."),
+           N_("Sorry, you are not allowed to do that."),
+           N_("A term with the name provided already exists in this taxonomy."),
+           # Flask-WTF's reasons for refusing a form.
+           N_("The CSRF token is missing."), N_("The CSRF session token is missing."),
+           N_("The CSRF token has expired."), N_("The CSRF token is invalid."),
+           N_("The CSRF tokens do not match."), N_("The referrer header is missing."),
+           N_("The referrer does not match the host."))
+MISSING = "Missing parameter(s): "
+
+
+class Kind:
+    """The words of one kind of record: each language inflects "new", "this" and the
+    counts by the noun's gender, so every phrase is a message of its own."""
+
+    def __init__(self, plural: str, new: str, edit: str, count: tuple[str, str],
+                 or_new: str, conflict: str, identical: str) -> None:
+        self.plural, self.new, self.edit, self.count = plural, new, edit, count
+        self.or_new, self.conflict, self.identical = or_new, conflict, identical
+
+
+KINDS = {
+    "events": Kind(N_("Events"), N_("New event"), N_("Edit event: %(name)s"),
+                   N_plural("%(count)s event.", "%(count)s events."), N_("Or a new event"),
+                   N_("Someone saved this event while you were editing it"),
+                   N_("An identical event already exists: nothing was made.")),
+    "venues": Kind(N_("Venues"), N_("New venue"), N_("Edit venue: %(name)s"),
+                   N_plural("%(count)s venue.", "%(count)s venues."), N_("Or a new venue"),
+                   N_("Someone saved this venue while you were editing it"),
+                   N_("An identical venue already exists: nothing was made.")),
+    "organizers": Kind(N_("Organizers"), N_("New organizer"), N_("Edit organizer: %(name)s"),
+                       N_plural("%(count)s organizer.", "%(count)s organizers."),
+                       N_("Or a new organizer"),
+                       N_("Someone saved this organizer while you were editing it"),
+                       N_("An identical organizer already exists: nothing was made.")),
+    "categories": Kind(N_("Categories"), N_("New category"), N_("Edit category: %(name)s"),
+                       N_plural("%(count)s category.", "%(count)s categories."),
+                       N_("Or a new category"),
+                       N_("Someone saved this category while you were editing it"),
+                       N_("An identical category already exists: nothing was made.")),
+    "tags": Kind(N_("Tags"), N_("New tag"), N_("Edit tag: %(name)s"),
+                 N_plural("%(count)s tag.", "%(count)s tags."), N_("Or a new tag"),
+                 N_("Someone saved this tag while you were editing it"),
+                 N_("An identical tag already exists: nothing was made.")),
+}
+
+
+def label(name: str) -> str:
+    """A field's label in English (the message id), its name when it has none."""
+    return LABELS.get(name) or name.replace("_", " ").capitalize()

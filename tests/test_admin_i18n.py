@@ -1,0 +1,192 @@
+"""The editing, moderation and submission pages in the calendar's language (issue 25
+item 2): `locale` in calendar.yaml picks the words of every page, title, label, flash
+message, form message and e-mail; `lang` and `dir` are set. The catalogs' completeness
+is tests/test_site_i18n.py's (babel.cfg extracts these pages and their code); Chromium,
+axe and the Nu checker on the German and Arabic pages: test_admin_i18n_browser.py."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+from conftest import csrf_token, git, sign_in
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from submitting import GOOD, decision, propose, text
+
+from calendar_app.editing import forms, words
+from calendar_app.editing.language import regional_for, service_message
+from calendar_app.http.app import create_app
+from calendar_app.model.resources import RESOURCES
+from calendar_app.site.i18n import Regional
+
+BLUE_LANTERN = 45
+JAZZ_NIGHT = 106
+# English words of the pages that a missed message would leave on a translated page.
+ENGLISH = ("Sign out", "Search", "Filter", "Duplicate", "Save as draft", "Check for problems",
+           "Repeats", "Does not repeat", "On these weekdays", "Pending events", "Reject",
+           "Approve and publish", "Skip to content", "Calendar editing", "Starts",
+           "Published", "Upcoming", "Drafts", "Time zone", "Wall time", "Or a new venue")
+
+
+class Mails:
+    """Stands in for notify.Mailer: what would have been sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[list[str], str, str]] = []
+
+    def send(self, _settings, to: list[str], subject: str, body: str) -> None:
+        self.sent.append((to, subject, body))
+
+
+def localized(content: Path, locale: str) -> None:
+    with (content / "calendar.yaml").open("a", encoding="utf-8") as out:
+        out.write(f"locale: {locale}\n")
+    git(content.parent, "commit", "-qam", f"locale {locale}")
+
+
+@pytest.fixture
+def app(config: dict, content: Path, signed_users: dict, request: pytest.FixtureRequest):
+    localized(content, getattr(request, "param", "de_DE"))
+    made = create_app(config)
+    made.extensions["mailer"] = Mails()
+    return made
+
+
+@pytest.fixture
+def editor(client):
+    assert sign_in(client, "editor").status_code == 303
+    return client
+
+
+def page_text(response) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text(response))))
+
+
+def english_left(response) -> list[str]:
+    shown = page_text(response)
+    return [w for w in ENGLISH if re.search(rf"\b{re.escape(w)}\b", shown)]
+
+
+# -- the words ------------------------------------------------------------------------
+def test_every_form_field_has_a_label_and_every_kind_its_words() -> None:
+    """A field added to a resource without a label here would show its name."""
+    missing = [f"{r.name}.{f.name}" for r in RESOURCES.values() for f in forms.form_fields(r)
+               if f.name not in words.LABELS]
+    assert missing == []
+    assert set(words.KINDS) == set(RESOURCES)
+    german = Regional("de_DE")
+    for kind in words.KINDS.values():
+        assert german.gettext(kind.new) != kind.new
+        assert german.ngettext(*kind.count, 3) % {"count": 3} != kind.count[1] % {"count": 3}
+
+
+def test_service_messages_are_translated_on_forms_and_kept_otherwise() -> None:
+    assert service_message("Invalid parameter.") == "Invalid parameter."  # no app: English
+    german = regional_for({"locale": "de_DE"})
+    assert german.gettext("Invalid parameter.") == "Ungültiger Wert."
+
+
+@settings(max_examples=200, deadline=500)
+@given(st.text(max_size=80))
+def test_any_message_is_shown_as_given_or_translated_never_formatted(message: str) -> None:
+    """A service message may hold typed text ("%", "{"): never used as a format."""
+    found = service_message(message)
+    assert isinstance(found, str)
+    if not message.startswith(words.MISSING):
+        assert found == message
+
+
+# -- pages in German ------------------------------------------------------------------------
+def test_the_lists_speak_german(editor) -> None:
+    page = editor.get("/admin/events/")
+    body = text(page)
+    assert '<html lang="de-DE" dir="ltr">' in body
+    assert "<h1>Veranstaltungen</h1>" in body
+    assert ">Neue Veranstaltung</a>" in body
+    assert re.search(r">\d+ Veranstaltungen\.</p>", body)
+    assert ">Kommende</a>" in body and ">Entwürfe</a>" in body
+    assert "<td>Veröffentlicht</td>" in body
+    assert english_left(page) == []
+    venues = text(editor.get("/admin/venues/"))
+    assert ">Neuer Veranstaltungsort</a>" in venues  # the noun's gender
+
+
+def test_the_event_form_speaks_german(editor) -> None:
+    page = editor.get(f"/admin/events/{JAZZ_NIGHT}/")
+    body = text(page)
+    assert "<title>Veranstaltung bearbeiten: Jazz Night: Ana Lucía Ferrer Trio" in body
+    assert '<label for="f-start_date">Beginn <span aria-hidden="true">*</span></label>' in body
+    assert "Ortszeit in der Zeitzone der Veranstaltung" in body
+    assert '<option value="canceled">Abgesagt</option>' in body
+    # Weekday names from CLDR, the rule builder's words from the catalog.
+    assert 'class="inline">Montag</label>' in body
+    assert ">Wiederholt sich nicht</option>" in body
+    assert ">Oder ein neuer Veranstaltungsort</summary>" in body
+    assert "data-words=" in body and "existiert bereits" in html.unescape(body)
+    assert english_left(page) == []
+
+
+def test_refusals_and_flash_messages_speak_german(editor, content: Path) -> None:
+    page = text(editor.get("/admin/events/new"))
+    data = {"csrf_token": csrf_token(page), "_version": "", "_original": "{}", "_id": "",
+            "title": "100 % {n} %(name)s", "start_date": "2027-05-01T19:00",
+            "end_date": "2027-05-01T18:00", "timezone": "Europe/Berlin",
+            "recurrence.kind": "none", "action": "publish"}
+    refused = editor.post("/admin/events/new", data=data)
+    assert refused.status_code == 400
+    assert "Das Ende darf nicht vor dem Beginn liegen." in page_text(refused)
+    data["end_date"] = "2027-05-01T21:00"
+    saved = editor.post("/admin/events/new", data=data)
+    assert saved.status_code == 303
+    shown = page_text(editor.get(saved.headers["Location"]))
+    # The title is a value, never a format: "%" and braces arrive as typed.
+    assert "Gespeichert: 100 % {n} %(name)s (Veröffentlicht)." in shown
+    missing = editor.get("/admin/events/999999/")
+    assert missing.status_code == 404 and "Diesen Eintrag gibt es nicht" in page_text(missing)
+
+
+def test_sign_in_errors_speak_german(client) -> None:
+    refused = sign_in(client, "editor", "wrong")
+    assert refused.status_code == 401
+    assert "Unbekannter Benutzername oder falsches Passwort." in page_text(refused)
+    expired = client.post("/admin/sign-in", data={"name": "editor", "password": "x"})
+    assert expired.status_code == 400
+    assert "Formular abgelaufen" in page_text(expired)
+    assert "Das CSRF-Token fehlt." in page_text(expired)
+
+
+def test_submission_moderation_and_mails_speak_german(app, client, content: Path) -> None:
+    bad = propose(client, end_date="2027-03-05T18:00", email="")
+    assert bad.status_code == 400
+    shown = page_text(bad)
+    assert "Fehlende Angabe(n): email" in shown
+    assert "Das Ende darf nicht vor dem Beginn liegen." in shown
+    assert propose(client).status_code == 303
+    assert sign_in(client, "editor").status_code == 303
+    queue = client.get("/admin/pending/")
+    body = page_text(queue)
+    assert "Eingereichte Veranstaltungen" in body and "Vorgeschlagen von" in body
+    assert "(neu: Entwurf)" in body
+    assert english_left(queue) == []
+    event = int(re.search(r'id="event-(\d+)"', text(queue))[1])
+    empty = decision(client, event, "reject", reason=" ")
+    assert empty.status_code == 400 and "Geben Sie einen Grund an" in page_text(empty)
+    assert decision(client, event, "reject", reason="Privatfeier").status_code == 303
+    after = page_text(client.get("/admin/pending/"))
+    assert f"„{GOOD['title']}“ abgelehnt; sie liegt im Papierkorb." in after
+    to, subject, mail = app.extensions["mailer"].sent[-1]
+    assert to == [GOOD["email"]]
+    assert subject == f"Ihre Veranstaltung wurde nicht veröffentlicht: {GOOD['title']}"
+    assert "Begründung der Redaktion: Privatfeier" in mail
+
+
+@pytest.mark.parametrize("app", ["ar_EG"], indirect=True)
+def test_arabic_pages_are_right_to_left(editor) -> None:
+    for path in ("/admin/events/", f"/admin/events/{JAZZ_NIGHT}/", "/admin/pending/"):
+        body = text(editor.get(path))
+        assert '<html lang="ar-EG" dir="rtl">' in body, path
+    assert "<h1>الفعاليات</h1>" in text(editor.get("/admin/events/"))
+

@@ -1,0 +1,164 @@
+"""The editing, moderation and submission pages in Arabic and German in Chromium (issue
+25 item 2): laid out from the right in Arabic, the script's words (the rule preview, the
+likely-duplicate note) in the page's language, axe-core with no violation and the Nu
+Html Checker with no error on every page. Screenshots of the Arabic pages at 1280 and
+390 px go to the test's folder (its artifacts)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import NOW, SIGN_IN_PASSWORD, git, make_repo
+from submitting import propose
+from werkzeug.serving import make_server
+
+from calendar_app.http.app import create_app
+
+JAVA = shutil.which("java")
+JAZZ_NIGHT = 106
+
+
+class Server:
+    def __init__(self, root: Path, users: Path, locale: str) -> None:
+        self.content = make_repo(root)
+        with (self.content / "calendar.yaml").open("a", encoding="utf-8") as out:
+            out.write(f"locale: {locale}\n")
+        git(self.content.parent, "commit", "-qam", "locale")
+        shutil.copy(users, root / "users.yaml")
+        self.app = create_app({"CONTENT_DIR": str(self.content),
+                               "USERS_FILE": str(root / "users.yaml"),
+                               "CACHE_DIR": str(root / "cache"), "NOW": NOW, "TESTING": True,
+                               "LOGIN_MAX_FAILURES": 10_000})
+        # A visitor's proposal, so that the moderation queue has an entry.
+        assert propose(self.app.test_client()).status_code == 303
+        self.http = make_server("127.0.0.1", 0, self.app, threaded=True)
+        self.url = f"http://127.0.0.1:{self.http.server_port}"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory, signed_users_master):
+    made = {language: Server(tmp_path_factory.mktemp(language), signed_users_master, locale)
+            for language, locale in (("ar", "ar_EG"), ("de", "de_DE"))}
+    yield made
+    for server in made.values():
+        server.http.shutdown()
+
+
+@pytest.fixture(scope="module")
+def seen() -> dict[str, str]:
+    return {}
+
+
+def look(page, name: str, seen: dict[str, str], folder: Path) -> None:
+    """axe-core on the page as shown, its HTML kept for the Nu checker, screenshots."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    result = Axe().run(page).response
+    assert result["passes"], name
+    violations = [f"{v['id']}: {[n['target'] for n in v['nodes']][:3]}"
+                  for v in result["violations"]]
+    assert violations == [], name
+    seen[name] = page.content()
+    if not name.startswith("ar-"):  # the German pages are laid out as the English ones
+        return
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def sign_in(page, server: Server) -> None:
+    page.goto(server.url + "/admin/")
+    page.fill("#name", "editor")
+    page.fill("#password", f"{SIGN_IN_PASSWORD} editor")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/admin/events/")
+
+
+def test_arabic_editing_pages_read_from_the_right(browser, servers, seen, tmp_path) -> None:
+    server = servers["ar"]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(server.url + "/submit/")
+    assert page.get_attribute("html", "dir") == "rtl"
+    look(page, "ar-submit", seen, tmp_path)
+    sign_in(page, server)
+    assert page.get_attribute("html", "lang") == "ar-EG"
+    look(page, "ar-events", seen, tmp_path)
+    # Right to left: the heading starts at the right edge, the sign-out form (pushed
+    # to the end of the line) sits at the left.
+    heading = page.locator("h1").bounding_box()
+    assert heading["x"] + heading["width"] > 1280 - 40
+    assert page.locator("h1").evaluate("e => getComputedStyle(e).direction") == "rtl"
+    out = page.locator(".signout button").bounding_box()
+    assert out["x"] < 640
+    first, last = (page.locator("table thead th").nth(i).bounding_box() for i in (0, -1))
+    assert first["x"] > last["x"]  # the name column on the right
+
+    page.goto(f"{server.url}/admin/events/{JAZZ_NIGHT}/")
+    look(page, "ar-event", seen, tmp_path)
+    page.goto(server.url + "/admin/events/new")
+    page.fill("#f-title", "أمسية")
+    page.fill("#f-start_date", "2027-04-10T18:00")
+    page.fill("#f-end_date", "2027-04-10T20:00")
+    page.select_option("#f-recurrence-kind", "rule")
+    page.check("#f-recurrence-saturday")
+    page.check("#f-recurrence-end-count")
+    page.fill("#f-recurrence-count", "3")
+    page.dispatch_event("#f-recurrence-count", "change")
+    # The preview's sentences from the server, in Arabic: "3 مواعيد", "من … إلى …".
+    page.wait_for_selector("#occurrences p:has-text('3 مواعيد')")
+    assert page.locator("#occurrences li").first.inner_text().startswith("من 2027-04-10")
+    page.click("summary")
+    page.fill("#f-venue-new-venue", "Blue Lantern")
+    page.wait_for_selector("[data-duplicate-note]:not([hidden])")
+    assert "موجود بالفعل" in page.inner_text("[data-duplicate-note]")
+    look(page, "ar-event-new", seen, tmp_path)
+    page.goto(server.url + "/admin/pending/")
+    assert "فعاليات قيد الانتظار" in page.inner_text("h1")
+    look(page, "ar-pending", seen, tmp_path)
+    context.close()
+
+
+def test_german_editing_pages(browser, servers, seen, tmp_path) -> None:
+    server = servers["de"]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    sign_in(page, server)
+    assert page.inner_text("h1") == "Veranstaltungen"
+    look(page, "de-events", seen, tmp_path)
+    page.goto(f"{server.url}/admin/venues/45/")
+    assert page.inner_text("h1").startswith("Veranstaltungsort bearbeiten: ")
+    page.fill("#f-venue", "")
+    page.click("button[value=check]")
+    page.wait_for_selector(".field-error")
+    assert "Ungültiger Wert." in page.inner_text(".field-error")
+    look(page, "de-venue-refused", seen, tmp_path)
+    page.goto(server.url + "/admin/pending/")
+    assert page.inner_text("h1") == "Eingereichte Veranstaltungen"
+    seen["de-pending"] = page.content()
+    context.close()
+
+
+@pytest.mark.skipif(JAVA is None, reason="java is not installed: the Nu Html Checker needs it")
+def test_the_translated_pages_pass_the_nu_html_checker(seen, tmp_path) -> None:
+    from test_site_quality import vnu_jar
+
+    assert len(seen) >= 8, "run with the browser tests above"
+    for name, page in seen.items():
+        (tmp_path / f"{name}.html").write_text(page, encoding="utf-8")
+    result = subprocess.run([JAVA, "-jar", str(vnu_jar()), "--errors-only", "--format", "json",
+                             *map(str, sorted(tmp_path.glob("*.html")))],
+                            capture_output=True, text=True, timeout=300, check=False)
+    messages = json.loads(result.stderr or result.stdout)["messages"]
+    errors = [f"{Path(m['url']).name}:{m.get('lastLine')}: {m['message']}" for m in messages
+              if m.get("type") == "error" or m.get("subType") == "fatal"]
+    assert errors == []
+    assert not [n for n in seen if not re.match(r"(ar|de)-", n)]
