@@ -120,3 +120,40 @@ def test_a_failed_large_write_puts_every_file_back(content: Path, tmp_path: Path
     assert not (content / "venues/bulk-0.yaml").exists()
     assert git(content, "rev-parse", "HEAD") == head
     assert git(content, "status", "--porcelain").strip() == ""
+
+
+def test_a_large_commit_takes_removals_and_leaves_other_staged_work_alone(
+        content: Path, tmp_path: Path) -> None:
+    tree = ContentTree(content, tmp_path / "lock")
+    tree.apply(_changes(SYNC_ONCE_FROM), "First import", AUTHOR)
+    # Someone's own work, staged in the index: not part of the import's commit.
+    (content / "notes.txt").write_text("mine\n")
+    git(content, "add", "notes.txt")
+    changes: dict[str, str | None] = {f"venues/bulk-{i}.yaml": None for i in range(10)}
+    changes.update(_changes(SYNC_ONCE_FROM + 4, "Again"))
+    del changes["venues/bulk-0.yaml"]
+    changes |= {f"venues/bulk-{i}.yaml": None for i in range(3)}
+    changes["venues/never-there.yaml"] = None  # git never had it: passed over
+    tree.apply(changes, "Second import", AUTHOR)
+    shown = git(content, "show", "--name-status", "--format=%s", "HEAD")
+    assert shown.startswith("Second import")
+    assert "D\tcontent/venues/bulk-0.yaml" in shown or "D\tvenues/bulk-0.yaml" in shown
+    assert "notes.txt" not in shown and "never-there" not in shown
+    assert not (content / "venues/bulk-2.yaml").exists()
+    assert (content / "venues/bulk-35.yaml").read_text().startswith("id: 9035\nname: Again")
+    # The index holds what was committed, and the staged note still waits.
+    assert [line for line in git(content, "status", "--porcelain").splitlines()
+            if "venues/" in line] == []
+    staged = git(content, "diff", "--cached", "--name-only").split()
+    assert len(staged) == 1 and staged[0].endswith("notes.txt")
+
+
+def test_a_large_write_that_changes_nothing_makes_no_commit(content: Path,
+                                                             tmp_path: Path) -> None:
+    tree = ContentTree(content, tmp_path / "lock")
+    changes = _changes(SYNC_ONCE_FROM)
+    tree.apply(changes, "Import", AUTHOR)
+    head = git(content, "rev-parse", "HEAD")
+    tree.apply(changes, "Import again", AUTHOR)
+    assert git(content, "rev-parse", "HEAD") == head
+    assert not list(tree.git_dir.glob("calendar-app-index-*"))
