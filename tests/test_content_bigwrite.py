@@ -35,12 +35,12 @@ def _fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def _syncfs_calls(monkeypatch: pytest.MonkeyPatch, works: bool) -> list[Path]:
     calls: list[Path] = []
-    real = content_mod._syncfs
+    real = content_mod.bulkwrite.syncfs
 
     def recording(folder: Path) -> bool:
         calls.append(folder)
         return real(folder) if works else False
-    monkeypatch.setattr(content_mod, "_syncfs", recording)
+    monkeypatch.setattr(content_mod.bulkwrite, "syncfs", recording)
     return calls
 
 
@@ -113,7 +113,7 @@ def test_a_failed_large_write_puts_every_file_back(content: Path, tmp_path: Path
 
     def broken(folder: Path) -> bool:
         raise OSError("disk gone")
-    monkeypatch.setattr(content_mod, "_syncfs", broken)
+    monkeypatch.setattr(content_mod.bulkwrite, "syncfs", broken)
     with pytest.raises(OSError, match="disk gone"):
         tree.apply(_changes(SYNC_ONCE_FROM + 2), "Import", AUTHOR)
     assert (content / old).read_text() == "id: 9003\nname: Before\nslug: bulk-3\n"
@@ -157,3 +157,18 @@ def test_a_large_write_that_changes_nothing_makes_no_commit(content: Path,
     tree.apply(changes, "Import again", AUTHOR)
     assert git(content, "rev-parse", "HEAD") == head
     assert not list(tree.git_dir.glob("calendar-app-index-*"))
+
+
+def test_a_large_write_stores_its_texts_as_one_pack(content: Path, tmp_path: Path) -> None:
+    tree = ContentTree(content, tmp_path / "lock")
+    loose_before = int(git(content, "count-objects").split()[0])
+    # Above git's fastimport.unpackLimit (100), below which it makes loose objects.
+    tree.apply(_changes(150, "Packed"), "Import", AUTHOR)
+    counts = dict(line.split(": ") for line in git(content, "count-objects", "-v").splitlines())
+    assert int(counts["in-pack"]) >= 150
+    # Only the trees and the commit are loose: no blob was written one file each.
+    assert int(counts["count"]) - loose_before <= 5
+    blob = git(content, "rev-parse", "HEAD:" + str(
+        (content / "venues/bulk-7.yaml").relative_to(
+            Path(git(content, "rev-parse", "--show-toplevel").strip()))))
+    assert git(content, "cat-file", "-p", blob.strip()).startswith("id: 9007\nname: Packed 7")

@@ -192,7 +192,7 @@ class _Applier:
                 if got == wished:
                     self.reserved.add(wished)
                 else:
-                    self.write.allocated.remove(got)
+                    del self.write.allocated[got]
 
     def _problem(self, incoming: Incoming, message: str) -> None:
         self.outcome.problems.append(Problem(

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..model.resources import RESOURCES
 from ..model.settings import DEFAULT_SETTINGS
-from . import yamlfile
+from . import bulkwrite, yamlfile
 
 SETTINGS_FILE = "calendar.yaml"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -33,22 +33,6 @@ RETIRED_IDS_FILE = ".retired-ids"
 # instead of each file as it is written: one fsync costs a disk flush (5 ms on a busy VM),
 # 10,000 of them most of an import.
 SYNC_ONCE_FROM = 32
-
-
-def _syncfs(folder: Path) -> bool:
-    """Flush the whole file system holding `folder` (Linux's syncfs); False where the C
-    library has no such call or it fails."""
-    import ctypes  # only large writes get here
-
-    try:
-        syncfs = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
-        return False
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        return syncfs(fd) == 0
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -391,7 +375,8 @@ class ContentTree:
             ids = sorted(self.retired_ids() | set(intent["retire"]))
             self.write_text(RETIRED_IDS_FILE, "".join(f"{i}\n" for i in ids))
             touched.append(RETIRED_IDS_FILE)
-        self.commit(touched, intent["message"], intent["author"])
+        self.commit(touched, intent["message"], intent["author"],
+                    [t for t in intent["changes"].values() if t is not None])
 
     def recover(self) -> str | None:
         """Finish a write a crash interrupted; returns its message, None if none."""
@@ -433,7 +418,7 @@ class ContentTree:
         files = self._unsynced_files
         if files is not None:
             devices = {os.stat(folder).st_dev: folder for folder in folders}
-            if all(_syncfs(folder) for folder in devices.values()):
+            if all(bulkwrite.syncfs(folder) for folder in devices.values()):
                 return
             for path in files:  # no syncfs here: each file after all
                 fd = os.open(path, os.O_RDONLY)
@@ -487,12 +472,17 @@ class ContentTree:
         assert root is not None
         return sorted({str((self.root / p).relative_to(root)) for p in relpaths})
 
-    def commit(self, relpaths: list[str], message: str, author: str) -> str | None:
-        """Commit exactly these paths (added, changed or removed) as one commit."""
+    def commit(self, relpaths: list[str], message: str, author: str,
+               contents: Sequence[str] = ()) -> str | None:
+        """Commit exactly these paths (added, changed or removed) as one commit;
+        `contents`: texts of some of them, stored ahead in a large write."""
         if self.git_root is None:
             return None
         paths = self._repo_paths(relpaths)
         if len(paths) >= SYNC_ONCE_FROM:
+            failed = bulkwrite.store_blobs(self.git_root, contents, git_env())
+            if failed is not None:
+                raise GitError(("fast-import",), failed, self._git_root or None)
             return self._commit_many(paths, message, author)
         # A path git has never seen and that is gone makes `git add` fail; such a path
         # has nothing to commit (e.g. a rename finished before a crash).
