@@ -30,6 +30,11 @@ _FIRST_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 MAX_LINE = 4000
 _STR = "tag:yaml.org,2002:str"
 _RESOLVER = yaml.resolver.Resolver()
+# First characters for which the resolver has a rule: a text starting otherwise is a str.
+# (A rule for any first character, None, would make every text go to the resolver.)
+_RULED = frozenset(k for k in _RESOLVER.yaml_implicit_resolvers if k)
+_ANY_RULED = None in _RESOLVER.yaml_implicit_resolvers
+_KEYS_OK: dict[str, bool] = {}  # field names seen: the same few thousand times over
 
 
 class _Unsure(Exception):
@@ -37,6 +42,8 @@ class _Unsure(Exception):
 
 
 def _resolves_as(text: str, tag: str) -> bool:
+    if tag == _STR and text and text[0] not in _RULED and not _ANY_RULED:
+        return True
     return _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == tag
 
 
@@ -118,6 +125,16 @@ def _scalar(value: object, indent: str, width: int) -> str:
     return text + "\n"
 
 
+def _key_ok(key: str) -> bool:
+    """Is the key written plain (and as a simple key)?"""
+    ok = _KEYS_OK.get(key)
+    if ok is None:
+        ok = bool(_KEY.fullmatch(key)) and _resolves_as(key, _STR)
+        if len(_KEYS_OK) < 10_000:
+            _KEYS_OK[key] = ok
+    return ok
+
+
 def dump(mapping: dict) -> str | None:
     """The canonical text of `mapping`, or None when it is not a shape written here."""
     if not mapping:
@@ -125,7 +142,7 @@ def dump(mapping: dict) -> str | None:
     out = []
     try:
         for key, value in mapping.items():
-            if type(key) is not str or not _KEY.fullmatch(key) or not _resolves_as(key, _STR):
+            if type(key) is not str or not _key_ok(key):
                 return None
             if type(value) is list:
                 if not value:
