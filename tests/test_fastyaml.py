@@ -48,7 +48,7 @@ KEYS = st.one_of(st.sampled_from(["title", "start_date", "slug", "categories", "
 RECORDS = st.dictionaries(KEYS, VALUES, max_size=4)
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(RECORDS)
 def test_fast_writer_writes_what_the_emitter_writes(record: dict) -> None:
     fast = fastyaml.dump(record)
@@ -63,7 +63,7 @@ TAKEN = [t for t in TRICKY if not any(c in t for c in "\t\x07\r\x85\u2028\ufeff\
 ONE_LINE = [t for t in TAKEN if "\n" not in t]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.dictionaries(st.from_regex(r"[a-z_]{1,10}", fullmatch=True).filter(
                            lambda k: k not in ("y", "n", "yes", "no", "on", "off", "null")),
                        st.one_of(st.sampled_from(TAKEN), st.integers(), st.booleans(),
