@@ -234,14 +234,14 @@ class Service(Linking):
         if (wished is not None and catalog.leases is None and 0 < wished <= MAX_ID
                 and catalog.get(wished) is None and wished not in write.allocated
                 and wished not in catalog.tree.retired_ids()):
-            write.allocated.append(wished)
+            write.allocated[wished] = None
             return wished
         try:
             record_id = catalog.next_id(write.allocated)
         except LeaseUnavailable as exc:
             raise ApiError(503, "calendar-ids-unavailable",
                            f"No new record can be made now: {exc}.") from exc
-        write.allocated.append(record_id)
+        write.allocated[record_id] = None
         return record_id
 
     def stage_new(self, record: Record, write: Write) -> None:
@@ -417,7 +417,7 @@ class Service(Linking):
             raise ApiError(503, "calendar-ids-unavailable",
                            f"No new record can be made now: {exc}. Records already "
                            "made can still be changed.") from exc
-        write.allocated.append(record_id)
+        write.allocated[record_id] = None
         data: dict = {"id": record_id}
         now = self.site_now()
         if not resource.is_term:

@@ -98,8 +98,12 @@ class _Skip(Exception):
         self.problem = problem
 
 
+# One encoder for every fingerprint: json.dumps with options makes a new one each call.
+_FINGERPRINT_JSON = json.JSONEncoder(default=str, sort_keys=True, ensure_ascii=False)
+
+
 def fingerprint(value: object) -> str:
-    text = json.dumps(value, default=str, sort_keys=True, ensure_ascii=False)
+    text = _FINGERPRINT_JSON.encode(value)
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
@@ -192,7 +196,7 @@ class _Applier:
                 if got == wished:
                     self.reserved.add(wished)
                 else:
-                    self.write.allocated.remove(got)
+                    del self.write.allocated[got]
 
     def _problem(self, incoming: Incoming, message: str) -> None:
         self.outcome.problems.append(Problem(

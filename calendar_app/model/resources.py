@@ -462,6 +462,17 @@ RESOURCES: dict[str, Resource] = fieldbase.RESOURCES
 RESOURCES.update((r.name, r) for r in (EVENTS, VENUES, ORGANIZERS, CATEGORIES, TAGS))
 
 
+# id(fields) -> (fields, stored ones): asked for each record read or written (an import
+# asks 40,000 times). The fields tuple is kept in the entry, so its id is never reused.
+_YAML_FIELDS: dict[int, tuple[tuple[Field, ...], tuple[Field, ...]]] = {}
+
+
 def yaml_fields(resource: Resource) -> tuple[Field, ...]:
     """Fields stored in files, in file order (derived values such as date_utc are not)."""
-    return tuple(f for f in resource.fields if f.key != "-")
+    known = _YAML_FIELDS.get(id(resource.fields))
+    if known is not None and known[0] is resource.fields:
+        return known[1]
+    stored = tuple(f for f in resource.fields if f.key != "-")
+    if len(_YAML_FIELDS) < 1000:  # resources made on the fly (tests) do not pile up
+        _YAML_FIELDS[id(resource.fields)] = (resource.fields, stored)
+    return stored

@@ -20,7 +20,7 @@ from ruamel.yaml.scalarstring import (
     SingleQuotedScalarString,
 )
 
-from . import simpleyaml
+from . import fastyaml, simpleyaml
 
 MAX_FILE_BYTES = 1 << 20  # a record file above 1 MiB is refused unread
 MAX_DEPTH = 20
@@ -263,6 +263,14 @@ _CanonicalDumper.add_representer(str, _represent_str)
 
 def dump(mapping: dict) -> str:
     """Canonical text of a record: keys in the given order, block style, UTF-8."""
+    fast = fastyaml.dump(mapping)  # the usual flat record, without PyYAML's emitter
+    if fast is not None:
+        return fast
+    return slow_dump(mapping)
+
+
+def slow_dump(mapping: dict) -> str:
+    """`dump` by PyYAML's emitter alone: any shape, and the reference for fastyaml."""
     return _without_end_marker(yaml.dump(
         mapping, Dumper=_CanonicalDumper, sort_keys=False,
         allow_unicode=not _has_special(mapping),  # else every odd character is escaped
