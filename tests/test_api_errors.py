@@ -297,3 +297,14 @@ def test_huge_id_is_not_a_500(client, admin):
     assert_clean_error(response)
     response = client.delete(f"{BASE}/venues/{'9' * 40}", headers=admin)
     assert_clean_error(response)
+
+
+@pytest.mark.parametrize("query", ["0", "0=x&1=y", "0[a]=1", "per_page=2&7"])
+def test_numbered_top_level_parameters_are_ignored_not_a_500(client, query):
+    """`?0=x` is a parameter named "0" (PHP's $_GET keeps it by name), unknown and so
+    ignored; only values like `organizer[0]` become lists."""
+    answer = client.get(f"{BASE}/events?{query}")
+    assert answer.status_code == 200, answer.get_json()
+    plain = client.get(f"{BASE}/events" + ("?per_page=2" if "per_page" in query else ""))
+    assert answer.get_json()["total"] == plain.get_json()["total"]
+    assert len(answer.get_json()["events"]) == len(plain.get_json()["events"])

@@ -95,7 +95,9 @@ def _pairs_to_dict(pairs: list[tuple[str, str]]) -> dict:
     out: dict = {}
     for key, value in pairs:
         _set_nested(out, key, value)
-    return _numbered_to_lists(out)
+    # Only values become lists: the top level stays named (`?0=` is a parameter "0",
+    # unknown and so ignored, as PHP's $_GET keeps it).
+    return {key: _numbered_to_lists(value) for key, value in out.items()}
 
 
 def _numbered_to_lists(node: object) -> object:
