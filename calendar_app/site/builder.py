@@ -133,8 +133,7 @@ class Builder:
         # cache folder, whatever the output folder.
         self.vevents = Stash(self.cache_dir / "site-vevents.pickle")
         self.renderings = Stash(self.cache_dir / f"site-markup-{markup.fingerprint()}.pickle")
-        # Every output's bytes by signature: a full build into an empty folder links
-        # the outputs a previous build made instead of rendering them again.
+        # Outputs by signature: a build into an empty folder links them, no rendering.
         self.store = OutputStore(self.cache_dir / "site-outputs")
         self.lists = None
         self.workers = parallel.default_workers()
@@ -270,13 +269,13 @@ class Builder:
         and note each one's digest in current."""
         previous = self._previous
         progress = Progress(len(todo), self.options.stream, self.options.progress)
-        # Outputs stored by an earlier build are linked, not rendered: the Markdown
-        # renderings are only read when something is left to render.
+        # Stored outputs are linked: Markdown renderings and VEVENTs are read only when
+        # something is left to render (here, before the processes fork).
         if any(self.store.digest(sig) is None for _, sig in todo):
             markup.remember(self.renderings.data)
-        # Feeds concatenate the VEVENTs that the per-event .ics outputs make, in the
-        # worker that has the event: once those are merged here, over the processes
-        # again, dealt out by size (with cached VEVENTs, all feeds went to one process).
+            self.vevents.data  # noqa: B018 (read now)
+        # Feeds concatenate the VEVENTs made with each event's .ics: once those are merged
+        # here, dealt out by size (with cached VEVENTs, all went to one process).
         # An event's page, .ics and JSON next to each other: its Markdown is converted
         # once (markup's cache holds fewer than 10,000 texts), not once per output.
         early = sorted((item for item in todo if item[0].kind != "ics-feed"),
@@ -490,7 +489,7 @@ class Builder:
             sig = signatures.get(event.id)
             if sig is None:  # worked out where it is needed: in the worker processes
                 probe = Output(event.ics_path, event_deps(model, event), f"vevent {host}",
-                               _nothing)
+                               bytes)  # only signed, never rendered
                 sig = signatures[event.id] = signature(probe, *self._sig_inputs)
             cached = self.vevents.data.get(event.id)
             if cached is None or cached[0] != sig:
@@ -567,10 +566,6 @@ def _own_outputs(last: _Last, record: Record) -> set[str]:
     if image and "://" not in str(image):
         own.add(str(image))
     return own
-
-
-def _nothing() -> bytes:
-    return b""
 
 
 def _texts(model: SiteModel) -> set[str]:
