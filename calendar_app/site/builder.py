@@ -28,6 +28,7 @@ from ..store.starter import BUNDLED_CONTENT
 from . import embeds, feeds, ical, manifest, paths, placement, safety, search, views, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
+from .outstore import OutputStore
 from .pages import Pages, event_deps
 from .plan import Output, fingerprint, signature
 from .progress import Progress
@@ -132,6 +133,8 @@ class Builder:
         # cache folder, whatever the output folder.
         self.vevents = Stash(self.cache_dir / "site-vevents.pickle")
         self.renderings = Stash(self.cache_dir / f"site-markup-{markup.fingerprint()}.pickle")
+        # Outputs by signature: a build into an empty folder links them, no rendering.
+        self.store = OutputStore(self.cache_dir / "site-outputs")
         self.lists = None
         self.workers = parallel.default_workers()
         self._fps: dict[int, tuple[Record, bytes]] = {}
@@ -200,6 +203,7 @@ class Builder:
         if full and self._last is not None:  # every record is in the model: forget others
             self.vevents.keep_only({e.id for e in self._last.model.events})
             self.renderings.keep_only(_texts(self._last.model))
+            self.store.keep_only({sig for sig, _ in current.values()})
         # The caches (megabytes) are written by close(), once per session: not after
         # each --watch rebuild.
 
@@ -265,28 +269,29 @@ class Builder:
         and note each one's digest in current."""
         previous = self._previous
         progress = Progress(len(todo), self.options.stream, self.options.progress)
-        # Feeds concatenate the VEVENTs that the per-event .ics outputs make, in the
-        # worker that has the event (elsewhere one costs its Markdown): once those are
-        # all made and merged here (over the processes again, balanced), unless the
-        # cache holds a VEVENT for every event (feeds then render anywhere, place).
-        events = self._last.model.events if self._last else []
-        late = set() if self.vevents.data.keys() >= {e.id for e in events} else {"ics-feed"}
+        # Stored outputs are linked: Markdown renderings and VEVENTs are read only when
+        # something is left to render (here, before the processes fork).
+        if any(self.store.digest(sig) is None for _, sig in todo):
+            markup.remember(self.renderings.data)
+            self.vevents.data  # noqa: B018 (read now)
+        # Feeds concatenate the VEVENTs made with each event's .ics: once those are merged
+        # here, dealt out by size (with cached VEVENTs, all went to one process).
         # An event's page, .ics and JSON next to each other: its Markdown is converted
         # once (markup's cache holds fewer than 10,000 texts), not once per output.
-        early = sorted((item for item in todo if item[0].kind not in late),
+        early = sorted((item for item in todo if item[0].kind != "ics-feed"),
                        key=lambda item: item[0].deps[0] if item[0].deps else -1)
-        after = [item for item in todo if item[0].kind in late]
+        after = [item for item in todo if item[0].kind == "ics-feed"]
         workers = self.workers if len(early) >= PARALLEL_MIN else 1
-        markup.remember(self.renderings.data)
         results = []
         for share, place in ((early, placement.place),
                              (after, placement.balanced(after, workers))):
-            self._vevents_before = dict(self.vevents.data)
+            self._vevents_before = dict(self.vevents.data) if self.vevents.loaded else {}
             results += parallel.run(share, self._render_one, place, workers=workers,
                                     collect=self._made_here, merge=self._merge_made,
                                     step=progress.step)
         self.renderings.update(markup.learned())
-        for (output, sig), (digest, written, warning) in zip(early + after, results):
+        stored = {}
+        for (output, sig), (digest, written, warning, kept) in zip(early + after, results):
             if warning is not None:
                 # The live list code is someone else's and may be mid-change: the
                 # site is still worth having; say so and retry on the next build.
@@ -300,6 +305,9 @@ class Builder:
             else:
                 report.unchanged += 1
             current[output.path] = [sig, digest]
+            if kept:
+                stored[sig] = digest
+        self.store.add(stored)
         progress.close()
 
     def _remove_unmade(self, current: dict[str, list[str]], keep: set[str],
@@ -414,33 +422,42 @@ class Builder:
         self._last = None  # the folder changed under us: plan everything again
         return manifest.load(self.out)
 
-    def _render_one(self, item: tuple[Output, str]) -> tuple[str, bool, str | None]:
-        """Render and write one output: (content hash, written?, warning)."""
-        output = item[0]
+    def _render_one(self, item: tuple[Output, str]) -> tuple[str, bool, str | None, bool]:
+        """Render (or link from the store) and write one output: (content hash,
+        written?, warning, stored now?)."""
+        output, sig = item
+        old = self._previous.get(output.path)
+        digest = self.store.digest(sig)
+        if digest is not None:
+            if old is not None and old[1] == digest and (self.out / output.path).exists():
+                self._on_disk[output.path] = digest
+                return digest, False, None, False
+            if self.store.link_out(sig, self.out, output.path):
+                self._on_disk[output.path] = digest
+                return digest, True, None, False
         try:
             data = output.render()
         except ListSnapshotError as exc:
-            return "", False, str(exc)
+            return "", False, str(exc), False
         # SHA-256 has CPU instructions on most machines: twice BLAKE2b's speed here
         # (500 MB of outputs at 10k events).
         digest = hashlib.sha256(data).hexdigest()[:32]
-        old = self._previous.get(output.path)
-        if old is not None and old[1] == digest and (self.out / output.path).exists():
-            self._on_disk[output.path] = digest
-            return digest, False, None
-        source = output.same_as
-        if not (source and self._on_disk.get(source) == digest
-                and writer.link(self.out, source, output.path)):
-            writer.write(self.out, output.path, data)
+        written = False
+        if old is None or old[1] != digest or not (self.out / output.path).exists():
+            source = output.same_as
+            if not (source and self._on_disk.get(source) == digest
+                    and writer.link(self.out, source, output.path)):
+                writer.write(self.out, output.path, data)
+            written = True
         self._on_disk[output.path] = digest
-        return digest, True, None
+        return digest, written, None, self.store.keep(self.out, output.path, sig)
 
     def _made_here(self) -> tuple[dict, dict]:
         """What a worker process added to the caches: VEVENTs (the parent's feeds need
         them) and Markdown renderings."""
         before = self._vevents_before
-        return ({i: v for i, v in self.vevents.data.items() if before.get(i) is not v},
-                markup.learned())
+        made = self.vevents.data.items() if self.vevents.loaded else ()
+        return ({i: v for i, v in made if before.get(i) is not v}, markup.learned())
 
     def _merge_made(self, made: tuple[dict, dict]) -> None:
         vevents, renderings = made
@@ -474,7 +491,7 @@ class Builder:
             sig = signatures.get(event.id)
             if sig is None:  # worked out where it is needed: in the worker processes
                 probe = Output(event.ics_path, event_deps(model, event), f"vevent {host}",
-                               _nothing)
+                               bytes)  # only signed, never rendered
                 sig = signatures[event.id] = signature(probe, *self._sig_inputs)
             cached = self.vevents.data.get(event.id)
             if cached is None or cached[0] != sig:
@@ -490,7 +507,7 @@ class Builder:
         def output(path: str, events: list[EventView], name: str) -> Output:
             # The events' ids are the shape: the day moves the window, this list shows it.
             # A series is one VEVENT with its rule, there while any of its dates is.
-            events = _series([e for e in events if e.end_utc >= since])
+            events = feeds.series_once([e for e in events if e.end_utc >= since])
             return Output(path, deps(events), f"ics {host} {name} {[e.id for e in events]}",
                           lambda: ical.feed(events, name, vevent, model.site_tz, refresh,
                                             model.horizon_year), kind="ics-feed")
@@ -517,6 +534,7 @@ class Builder:
     def close(self) -> None:
         self.vevents.save()
         self.renderings.save()
+        self.store.save()
 
 
 log = logging.getLogger(__name__)
@@ -550,25 +568,6 @@ def _own_outputs(last: _Last, record: Record) -> set[str]:
     if image and "://" not in str(image):
         own.add(str(image))
     return own
-
-
-def _series(events: list[EventView]) -> list[EventView]:
-    """The events with each occurrence replaced by its series, each series once:
-    feeds carry a series as one VEVENT with its rule."""
-    seen: set[int] = set()
-    found = []
-    for e in events:
-        if e.series is None:
-            found.append(e)
-        elif e.series.id not in seen:
-            seen.add(e.series.id)
-            found.append(e.series)
-    # In DTSTART order: a series whose first date has left the window comes first.
-    return sorted(found, key=lambda e: (e.start_utc, e.end_utc, e.id))
-
-
-def _nothing() -> bytes:
-    return b""
 
 
 def _texts(model: SiteModel) -> set[str]:

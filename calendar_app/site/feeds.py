@@ -162,3 +162,18 @@ def period_ics(pages: Pages, host: str, title: str,
     for first, found in sorted(months.items()):
         events = sorted(found.values(), key=lambda e: (e.start_utc, e.end_utc, e.id))
         yield output(paths.month(first), events, f"{title}: {first:%Y-%m}")
+
+
+def series_once(events: list[EventView]) -> list[EventView]:
+    """The events with each occurrence replaced by its series, each series once:
+    feeds carry a series as one VEVENT with its rule."""
+    seen: set[int] = set()
+    found = []
+    for e in events:
+        if e.series is None:
+            found.append(e)
+        elif e.series.id not in seen:
+            seen.add(e.series.id)
+            found.append(e.series)
+    # In DTSTART order: a series whose first date has left the window comes first.
+    return sorted(found, key=lambda e: (e.start_utc, e.end_utc, e.id))

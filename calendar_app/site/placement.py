@@ -14,8 +14,6 @@ def place(item: tuple[Output, str], workers: int) -> int:
     output = item[0]
     if output.kind == "json-list":
         return 0  # with the single snapshots of the same events
-    if output.kind == "ics-feed":
-        return workers - 1  # away from the list snapshots: the processes end together
     return (output.deps[0] if output.deps else hash(output.path)) % workers
 
 

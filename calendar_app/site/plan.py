@@ -35,7 +35,9 @@ def fingerprint(record: Record) -> bytes:
 
 def signature(output: Output, fingerprints: dict[int, bytes], common: bytes) -> str:
     digest = _hashed(common).copy()
-    digest.update(output.kind.encode() + b"\0" + output.shape.encode() + b"\0")
+    # The path too: a signature names one output's bytes (relative links differ
+    # between pages of the same shape), the key of outstore.py's stored outputs.
+    digest.update(f"{output.path}\0{output.kind}\0{output.shape}\0".encode())
     # One update with every dependency's fingerprint (a feed has 20,000 of them).
     digest.update(b"".join(map(fingerprints.get, output.deps, repeat(b"?"))))
     return digest.hexdigest()

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, pass_context, select_autoescape
+from jinja2 import (
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    pass_context,
+    select_autoescape,
+)
+from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
 from ..model import dates
@@ -40,6 +48,11 @@ def install_locale(env: Environment, regional: Regional) -> None:
     """The messages and formats of `regional` in every template rendered after this:
     Jinja looks filters and globals up when a template renders, not when it loads."""
     env.install_gettext_translations(regional.translations, newstyle=True)  # type: ignore[attr-defined]
+    # Half a million messages a build at 10,000 events: `_` straight to a gettext that
+    # remembers each translated message (Jinja's went through two context calls and
+    # a Markup format per message, a tenth of a cold build).
+    quick = _remembering_gettext(regional.translations.gettext)
+    env.globals.update(gettext=quick, _=quick)
     env.filters.update(long_date=regional.long_date, short_date=regional.short_date,
                        clock=regional.clock, month_name=regional.month_name,
                        month_abbr=regional.month_abbr,
@@ -47,6 +60,31 @@ def install_locale(env: Environment, regional: Regional) -> None:
     env.globals.update(
         when=partial(when, regional), regional=regional,
         subscribe_links=partial(subscribe_links, regional.gettext))
+
+
+def _remembering_gettext(translate: Callable[[str], str]) -> Callable[..., str]:
+    """Jinja's newstyle gettext (the message a format string, escaped when the template
+    autoescapes) with each message's translation, and its text without variables, kept."""
+    translated: dict[tuple[str, bool], str] = {}
+    plain: dict[tuple[str, bool], str] = {}
+
+    @pass_context
+    def gettext(context: Context, message: str, /, **variables: object) -> str:
+        key = (message, context.eval_ctx.autoescape)
+        if not variables:
+            found = plain.get(key)
+            if found is not None:
+                return found
+        text = translated.get(key)
+        if text is None:
+            text = translate(message)
+            text = translated[key] = Markup(text) if key[1] else text
+        if variables:
+            return text % variables
+        found = plain[key] = text % {}  # "%%" is "%", as in Jinja's
+        return found
+
+    return gettext
 
 
 def templates_digest(env: Environment) -> str:

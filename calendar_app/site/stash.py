@@ -25,13 +25,20 @@ class Stash:
                 self._data = {}
         return self._data
 
+    @property
+    def loaded(self) -> bool:
+        return self._data is not None
+
     def update(self, changes: dict[Any, Any]) -> None:
         if changes:
             self.data.update(changes)
             self.dirty = True
 
     def keep_only(self, keys: set[Any]) -> None:
-        """Forget entries no longer needed (texts of edited or removed records)."""
+        """Forget entries no longer needed (texts of edited or removed records); a
+        stash no build read this session stays as it is (reading it costs more)."""
+        if self._data is None:
+            return
         stale = self.data.keys() - keys
         for key in stale:
             del self.data[key]

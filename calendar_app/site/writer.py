@@ -69,8 +69,13 @@ def write(out: Path, relpath: str, data: bytes) -> None:
 def link(out: Path, source: str, relpath: str) -> bool:
     """`relpath` as a hard link to the output `source` (same bytes, one copy on disk);
     False where the file system has no hard links (or `source` is gone)."""
+    return link_from(f"{os.fspath(out)}/{contained(source)}", out, relpath)
+
+
+def link_from(source: str, out: Path, relpath: str) -> bool:
+    """`relpath` as a hard link to the file `source` (a path, outside `out` too);
+    False where it cannot be linked (gone, another file system)."""
     target = f"{os.fspath(out)}/{contained(relpath)}"
-    source = f"{os.fspath(out)}/{contained(source)}"
     try:
         _in_folder(target, lambda: os.link(source, target))
         return True
