@@ -275,9 +275,8 @@ class Builder:
             markup.remember(self.renderings.data)
             self.vevents.data  # noqa: B018 (read now)
         # Feeds concatenate the VEVENTs made with each event's .ics: once those are merged
-        # here, dealt out by size (with cached VEVENTs, all went to one process).
-        # An event's page, .ics and JSON next to each other: its Markdown is converted
-        # once (markup's cache holds fewer than 10,000 texts), not once per output.
+        # here, dealt out by size. An event's page, .ics and JSON sit together: its
+        # Markdown is converted once (markup's cache holds < 10,000 texts), not per output.
         early = sorted((item for item in todo if item[0].kind != "ics-feed"),
                        key=lambda item: item[0].deps[0] if item[0].deps else -1)
         after = [item for item in todo if item[0].kind == "ics-feed"]
