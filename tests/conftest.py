@@ -121,6 +121,9 @@ def make_repo(tmp_path: Path, source: Path | None = SAMPLE) -> Path:
     repo = tmp_path / "repo"
     if source in (SAMPLE, None):
         shutil.copytree(_template(source), repo, copy_function=_copy_or_link)
+        # New inodes and ctimes: without this every file would look changed to git
+        # until something refreshed the index, as it never did after a fresh commit.
+        git(repo, "update-index", "-q", "--refresh")
     else:
         _init_repo(repo, source)
     return repo / "content"
