@@ -101,7 +101,8 @@ def _template(source: Path | None) -> Path:
                 mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
             _init_repo(repo, source)
             git(repo, "gc", "-q")  # a few pack files to copy instead of a loose object each
-        shutil.rmtree(repo / ".git" / "hooks")  # git's samples: never run, only copied
+        for sample in (repo / ".git" / "hooks").glob("*.sample"):
+            sample.unlink()  # never run, only copied; the folder stays for tests' hooks
         _TEMPLATES[source] = repo
     return _TEMPLATES[source]
 
