@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import base64
 import datetime as dt
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,6 +53,13 @@ def build_sample_site(tmp: Path) -> Path:
     return tmp / "public"
 
 
+@pytest.fixture(scope="session")
+def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample calendar built once per test process (site_options): for tests that
+    only read the output. A test that changes files builds its own."""
+    return build_sample_site(tmp_path_factory.mktemp("sample-site"))
+
+
 @pytest.fixture(autouse=True)
 def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
     for who in ("AUTHOR", "COMMITTER"):
@@ -64,9 +73,7 @@ def git(repo: Path, *args: str) -> str:
                           text=True).stdout
 
 
-def make_repo(tmp_path: Path, source: Path | None = SAMPLE) -> Path:
-    """A git repository holding a copy of `source` (or an empty tree) as `content/`."""
-    repo = tmp_path / "repo"
+def _init_repo(repo: Path, source: Path | None) -> None:
     content = repo / "content"
     if source is not None:
         shutil.copytree(source, content)
@@ -76,7 +83,51 @@ def make_repo(tmp_path: Path, source: Path | None = SAMPLE) -> Path:
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "initial content")
-    return content
+
+
+# One committed repository per source and test process, copied by `make_repo`: a copy
+# costs a third of `git init` + `add` + `commit`, and hundreds of tests make one.
+_TEMPLATES: dict[Path | None, Path] = {}
+
+
+def _template(source: Path | None) -> Path:
+    if source not in _TEMPLATES:
+        base = Path(tempfile.mkdtemp(prefix="calendar-test-template-"))
+        atexit.register(shutil.rmtree, base, ignore_errors=True)
+        repo = base / "repo"
+        with pytest.MonkeyPatch.context() as mp:  # the same author whoever asks first
+            for who in ("AUTHOR", "COMMITTER"):
+                mp.setenv(f"GIT_{who}_NAME", "Test Runner")
+                mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
+            _init_repo(repo, source)
+            git(repo, "gc", "-q")  # a few pack files to copy instead of a loose object each
+        for sample in (repo / ".git" / "hooks").glob("*.sample"):
+            sample.unlink()  # never run, only copied; the folder stays for tests' hooks
+        _TEMPLATES[source] = repo
+    return _TEMPLATES[source]
+
+
+def _copy_or_link(src: str, dst: str) -> None:
+    # Git never changes a written object or pack file, so copies may share them; every
+    # other file (the work tree, the index, refs) is the copy's own.
+    if f"{os.sep}.git{os.sep}objects{os.sep}" in src:
+        os.link(src, dst)
+    else:
+        shutil.copy2(src, dst)
+
+
+def make_repo(tmp_path: Path, source: Path | None = SAMPLE) -> Path:
+    """A git repository holding a copy of `source` (or an empty tree) as `content/`,
+    with one commit, "initial content"."""
+    repo = tmp_path / "repo"
+    if source in (SAMPLE, None):
+        shutil.copytree(_template(source), repo, copy_function=_copy_or_link)
+        # New inodes and ctimes: without this every file would look changed to git
+        # until something refreshed the index, as it never did after a fresh commit.
+        git(repo, "update-index", "-q", "--refresh")
+    else:
+        _init_repo(repo, source)
+    return repo / "content"
 
 
 @pytest.fixture
@@ -192,16 +243,24 @@ def auth(users: dict[str, str]) -> Callable[[str], dict]:
     return headers
 
 
-# -- a real browser, driven (tests/test_site_search.py, test_site_now.py) ----------------
-@pytest.fixture(scope="module")
+# -- a real browser, driven (tests/test_site_search.py, test_site_now.py, ...) -------------
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+NEEDS_CHROMIUM = ("needs Chromium: install Debian's chromium (`apt-get install chromium`), "
+                  "as .ci/run does")
+
+
+@pytest.fixture(scope="session")
 def browser():
-    """Debian's chromium driven by Playwright (no browser download); skipped without it."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("needs Chromium: install Debian's chromium (`apt-get install chromium`), as .ci/run does")
+    """Debian's chromium driven by Playwright (no browser download); skipped without it.
+    One per test process: starting Chromium costs about a second. Tests open their own
+    contexts or pages on it and close them. While it runs, the thread counts as inside
+    an event loop (Playwright's sync API), so a test must not call `asyncio.run`."""
+    if CHROMIUM is None:
+        pytest.skip(NEEDS_CHROMIUM)
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        launched = driver.chromium.launch(executable_path=CHROMIUM,
+                                          args=["--no-sandbox", "--disable-gpu"])
         yield launched
         launched.close()
 

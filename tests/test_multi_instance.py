@@ -25,6 +25,9 @@ from test_reliability_concurrency import Http, basic, start_after_kill
 
 from calendar_app.model.resources import RESOURCES
 
+# Three gunicorn instances and a git daemon per test module: end to end, slow.
+pytestmark = pytest.mark.slow
+
 SECRET = "multi-instance-webhook-secret"
 WEBHOOK = "/wp-json/calendar/v1/sync"
 SAMPLE_MAX_ID = max(int(line.split(":")[1]) for path in SAMPLE.rglob("*.yaml")

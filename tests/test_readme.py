@@ -17,13 +17,16 @@ def test_the_first_lines_are_the_two_set_up_commands():
     assert first, "the README must open with its set-up commands"
     serve, tests = first.group(1).splitlines()
     assert serve.endswith("python -m calendar_app serve")  # the demo calendar: no --content
-    assert tests.endswith("python -m pytest -n 2")
+    # the quick tests, then the few marked slow (pyproject.toml leaves them out by default)
+    assert tests.endswith("python -m pytest -n 2 && python -m pytest -n 2 -m slow")
 
 
 def test_ci_runs_the_readmes_test_command():
-    readme_command = re.search(r"^.*python -m pytest -n 2$", README, re.MULTILINE).group()
+    readme_command = re.search(r"^.*python -m pytest -n 2 -m slow$", README, re.MULTILINE)
     ci = (REPO_ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
-    assert readme_command.split("&& ")[-1] in ci
+    assert "python -m pytest -n 2" in ci and "python -m pytest -n 2 -m slow" in ci
+    assert readme_command.group().split("&& ")[-2:] == ["python -m pytest -n 2 ",
+                                                       "python -m pytest -n 2 -m slow"]
     assert "python -m calendar_app fmt --check content" in ci
 
 

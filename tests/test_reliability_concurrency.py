@@ -95,7 +95,7 @@ def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: floa
                 return
         except OSError:
             pass
-        time.sleep(0.1)
+        time.sleep(0.02)  # servers start in about a second: poll often
     raise RuntimeError("server did not start")
 
 

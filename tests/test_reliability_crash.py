@@ -92,6 +92,7 @@ def burst(port: int, creds: list[dict], round_no: int, ids: list[int], results: 
     return threads
 
 
+@pytest.mark.slow  # rounds of gunicorn killed mid-burst, restarted, checked
 def test_sigkill_during_write_burst(tmp_path: Path, users: dict[str, str]) -> None:
     content = make_repo(tmp_path)
     repo = content.parent

@@ -194,6 +194,7 @@ def _basic(name: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()
 
 
+@pytest.mark.slow  # every route fuzzed
 def test_schemathesis_fuzz_every_route(tmp_path: Path, users: dict[str, str]) -> None:
     content = make_repo(tmp_path)
     app = create_app({"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "users.yaml"),

@@ -36,12 +36,8 @@ def make_options(content: Path, out: Path, tmp: Path, **extra) -> Options:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("site")
-    content = copy_sample(tmp / "content")
-    report = build(make_options(content, tmp / "public", tmp))
-    assert report.written and not report.problems
-    return tmp / "public"
+def site(sample_site: Path) -> Path:
+    return sample_site  # built with the options make_options gives
 
 
 def read(site: Path, path: str) -> str:

@@ -12,14 +12,14 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from conftest import SAMPLE, build_sample_site, site_options
+from conftest import SAMPLE, site_options
 
 from calendar_app.site import Builder, build
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_sample_site(tmp_path_factory.mktemp("lists"))
+def site(sample_site: Path) -> Path:
+    return sample_site
 
 
 class Items(HTMLParser):

@@ -15,21 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from calendar_app.site import Options, build
-
 REPO = Path(__file__).resolve().parent.parent
 BUILT = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("now")
-    shutil.copytree(REPO / "content", tmp / "content")
-    report = build(Options(content=tmp / "content", out=tmp / "public", now=BUILT,
-                           base_url="https://example.org/calendar/", cache_dir=tmp / "cache",
-                           progress=False))
-    assert report.written and not report.problems
-    return tmp / "public"
+def site(sample_site: Path) -> Path:
+    return sample_site  # built at conftest.NOW, which is BUILT
 
 
 @pytest.fixture

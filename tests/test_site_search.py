@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import NOW, SAMPLE, build_sample_site, site_options
+from conftest import NOW, SAMPLE, site_options
 
 from calendar_app.site import Builder, build
 
@@ -20,8 +20,8 @@ PAGE = "events/search/index.html"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_sample_site(tmp_path_factory.mktemp("search"))
+def site(sample_site: Path) -> Path:
+    return sample_site
 
 
 def load_index(site: Path) -> dict:

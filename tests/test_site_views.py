@@ -409,10 +409,11 @@ def serve(folder: Path, cors: bool):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
-def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path) -> None:
+def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path,
+                                                     browser) -> None:
     from axe_playwright_python.sync_playwright import Axe
-    from playwright.sync_api import sync_playwright
 
+    page = browser.new_page(viewport={"width": 390, "height": 900})
     calendar = serve(site, cors=True)
     music = json.loads((site / "wp-json/tribe/events/v1/categories.json").read_text())
     music_id = next(c["id"] for c in music["categories"] if c["slug"] == "music")
@@ -421,93 +422,81 @@ def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path
         "{music_id}", str(music_id)), encoding="utf-8")
     host = serve(tmp_path, cors=False)
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM,
-                                                 args=["--no-sandbox", "--disable-gpu"])
-            try:
-                page = browser.new_page(viewport={"width": 390, "height": 900})
-                page.clock.set_fixed_time(NOW)  # the snapshot's events are upcoming then
-                errors: list[str] = []
-                page.on("pageerror", lambda exc: errors.append(str(exc)))
-                page.goto(f"http://127.0.0.1:{host.server_port}/index.html")
-                page.wait_for_selector("#none .calendar-events-status:has-text('No upcoming')")
-                page.wait_for_selector("#by-id .calendar-event")
+        page.clock.set_fixed_time(NOW)  # the snapshot's events are upcoming then
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"http://127.0.0.1:{host.server_port}/index.html")
+        page.wait_for_selector("#none .calendar-events-status:has-text('No upcoming')")
+        page.wait_for_selector("#by-id .calendar-event")
 
-                def titles(which: str) -> list[str]:
-                    return page.locator(f"#{which} .calendar-event-title").all_inner_texts()
-                assert titles("next") == ["Market Day", "Morning Talk"]
-                # A filter covers every upcoming event, not the default list's first
-                # page (per_page 4), where River Festival is not.
-                first_page = json.loads((site / "wp-json/tribe/events/v1/events.json")
-                                        .read_text())["events"]
-                assert "River Festival" not in {e["title"] for e in first_page}
-                assert titles("music") == ["Overlap Workshop", "River Festival"] == titles(
-                    "by-id")
-                first = page.locator("#next .calendar-event time").first
-                assert "März" in first.inner_text()  # language="de"
-                assert first.get_attribute("datetime") == "2027-03-09"
-                # The event's `url` in the interface: calendar.yaml's address.
-                assert page.locator("#next .calendar-event-title").first.get_attribute(
-                    "href") == "https://calendar.example.org/event/market-day/"
-                assert page.locator("#next .calendar-events-list").get_attribute("lang") == "de"
-                # The component's own words in the language asked for (issue 25 item 2).
-                assert page.locator("#next .calendar-events-more a").inner_text() == \
-                    "Alle Veranstaltungen"
-                assert page.locator("#next .calendar-events-list").get_attribute(
-                    "aria-label") == "Kommende Veranstaltungen"
-                assert page.locator("#music .calendar-events-more a").inner_text() == \
-                    "All events"  # the host page's English
-                page.wait_for_selector("#ar .calendar-event")
-                arabic = page.locator("#ar .calendar-events-list")
-                assert arabic.get_attribute("dir") == "rtl"
-                assert page.locator("#ar .calendar-events-more a").inner_text() == "كل الفعاليات"
-                # Attributes are data, never markup; counts are kept within 1-50.
-                page.wait_for_selector("#hostile .calendar-events-status:has-text('No upcoming')")
-                assert page.locator("img").count() == 0
-                assert page.evaluate("window.hit") is None
-                assert titles("odd") == ["Market Day"]  # parseInt("1e9x") is 1
-                assert errors == []
-                page.screenshot(path=str(tmp_path / "component-phone.png"), full_page=True)
-                results = Axe().run(page)
-                assert results.response["passes"]
-                assert results.response["violations"] == []
-            finally:
-                browser.close()
+        def titles(which: str) -> list[str]:
+            return page.locator(f"#{which} .calendar-event-title").all_inner_texts()
+        assert titles("next") == ["Market Day", "Morning Talk"]
+        # A filter covers every upcoming event, not the default list's first
+        # page (per_page 4), where River Festival is not.
+        first_page = json.loads((site / "wp-json/tribe/events/v1/events.json")
+                                .read_text())["events"]
+        assert "River Festival" not in {e["title"] for e in first_page}
+        assert titles("music") == ["Overlap Workshop", "River Festival"] == titles(
+            "by-id")
+        first = page.locator("#next .calendar-event time").first
+        assert "März" in first.inner_text()  # language="de"
+        assert first.get_attribute("datetime") == "2027-03-09"
+        # The event's `url` in the interface: calendar.yaml's address.
+        assert page.locator("#next .calendar-event-title").first.get_attribute(
+            "href") == "https://calendar.example.org/event/market-day/"
+        assert page.locator("#next .calendar-events-list").get_attribute("lang") == "de"
+        # The component's own words in the language asked for (issue 25 item 2).
+        assert page.locator("#next .calendar-events-more a").inner_text() == \
+            "Alle Veranstaltungen"
+        assert page.locator("#next .calendar-events-list").get_attribute(
+            "aria-label") == "Kommende Veranstaltungen"
+        assert page.locator("#music .calendar-events-more a").inner_text() == \
+            "All events"  # the host page's English
+        page.wait_for_selector("#ar .calendar-event")
+        arabic = page.locator("#ar .calendar-events-list")
+        assert arabic.get_attribute("dir") == "rtl"
+        assert page.locator("#ar .calendar-events-more a").inner_text() == "كل الفعاليات"
+        # Attributes are data, never markup; counts are kept within 1-50.
+        page.wait_for_selector("#hostile .calendar-events-status:has-text('No upcoming')")
+        assert page.locator("img").count() == 0
+        assert page.evaluate("window.hit") is None
+        assert titles("odd") == ["Market Day"]  # parseInt("1e9x") is 1
+        assert errors == []
+        page.screenshot(path=str(tmp_path / "component-phone.png"), full_page=True)
+        results = Axe().run(page)
+        assert results.response["passes"]
+        assert results.response["violations"] == []
     finally:
+        page.close()
         calendar.shutdown()
         host.shutdown()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
-def test_component_says_when_the_calendar_cannot_be_read(site: Path, tmp_path: Path) -> None:
+def test_component_says_when_the_calendar_cannot_be_read(site: Path, tmp_path: Path,
+                                                        browser) -> None:
     """Without the header that lets another site read the files, the browser refuses
     them: the element says so and links to the calendar, nothing breaks."""
-    from playwright.sync_api import sync_playwright
-
+    page = browser.new_page()
     calendar = serve(site, cors=False)
     site_url = f"http://127.0.0.1:{calendar.server_port}/"
     (tmp_path / "index.html").write_text(HOST_PAGE.replace("{site}", site_url),
                                          encoding="utf-8")
     host = serve(tmp_path, cors=False)
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM,
-                                                 args=["--no-sandbox", "--disable-gpu"])
-            try:
-                page = browser.new_page()
-                errors: list[str] = []
-                page.on("pageerror", lambda exc: errors.append(str(exc)))
-                page.goto(f"http://127.0.0.1:{host.server_port}/index.html")
-                status = page.locator("#none .calendar-events-status")
-                status.filter(has_text="could not be loaded").wait_for()
-                assert status.locator("a").get_attribute("href") == site_url + "events/list/"
-                # language="de": the component's own words in German.
-                german = page.locator("#next .calendar-events-status")
-                german.filter(has_text="konnten nicht geladen werden").wait_for()
-                assert german.locator("a").inner_text() == "Zum Kalender"
-                assert errors == []
-            finally:
-                browser.close()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"http://127.0.0.1:{host.server_port}/index.html")
+        status = page.locator("#none .calendar-events-status")
+        status.filter(has_text="could not be loaded").wait_for()
+        assert status.locator("a").get_attribute("href") == site_url + "events/list/"
+        # language="de": the component's own words in German.
+        german = page.locator("#next .calendar-events-status")
+        german.filter(has_text="konnten nicht geladen werden").wait_for()
+        assert german.locator("a").inner_text() == "Zum Kalender"
+        assert errors == []
     finally:
+        page.close()
         calendar.shutdown()
         host.shutdown()

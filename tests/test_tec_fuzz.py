@@ -31,6 +31,7 @@ PER_OPERATION = {GenerationMode.POSITIVE: 8, GenerationMode.NEGATIVE: 4}
 ROLES = (None, "administrator", "editor", "author", "contributor", "subscriber")
 
 
+@pytest.mark.slow  # every operation fuzzed as every role
 def test_tec_v1_fuzzed_from_its_document(tmp_path: Path, users: dict[str, str]) -> None:
     content = make_repo(tmp_path)
     app = create_app({"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "users.yaml"),
