@@ -6,10 +6,8 @@ each page at 1280 and 390 px (docs/screenshots/ holds the last ones)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 
@@ -180,15 +178,7 @@ def test_browsers_in_any_zone_write_the_same_bytes(browser, servers):
 
 @pytest.mark.skipif(JAVA is None, reason="java is not installed: the Nu Html Checker needs it")
 def test_every_page_passes_the_nu_html_checker(seen, tmp_path):
-    from test_site_quality import vnu_jar
+    from test_site_quality import nu_errors
 
     assert len(seen) >= 10, "run with the browser tests above"
-    for name, html in seen.items():
-        (tmp_path / f"{name}.html").write_text(html, encoding="utf-8")
-    result = subprocess.run([JAVA, "-jar", str(vnu_jar()), "--errors-only", "--format", "json",
-                             *map(str, sorted(tmp_path.glob("*.html")))],
-                            capture_output=True, text=True, timeout=300, check=False)
-    messages = json.loads(result.stderr or result.stdout)["messages"]
-    errors = [f"{Path(m['url']).name}:{m.get('lastLine')}: {m['message']}" for m in messages
-              if m.get("type") == "error" or m.get("subType") == "fatal"]
-    assert errors == []
+    assert nu_errors(seen, tmp_path) == []

