@@ -277,3 +277,10 @@ def bare(tmp_path: Path) -> Path:
 def clone(bare: Path, dest: Path) -> Path:
     git(bare.parent, "clone", "-q", str(bare), str(dest))
     return dest
+
+
+def embed_snapshots(site: Path) -> int:
+    """How many list snapshots the site writes for the <calendar-events> component: an
+    incremental build plans each again (each is signed by the events it holds), so a
+    build's `skipped` count holds them besides the outputs of what changed."""
+    return sum(1 for _ in (site / "wp-json/tribe/events/v1/events/embed").rglob("*.json"))
