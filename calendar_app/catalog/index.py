@@ -537,6 +537,15 @@ class CalendarIndex:
         self.text.close()
 
     # -- queries -------------------------------------------------------------------
+    def warm(self, view: CatalogVersion) -> None:
+        """What every search of `view` reads besides the postings (`Calendar.warm`)."""
+        self._known(view)
+
+    @staticmethod
+    def _known(view: CatalogVersion) -> textsearch.KnownIds:
+        return view.derive("known-ids",  # type: ignore[return-value]
+                           lambda: textsearch.KnownIds(view.records))
+
     def search_events(self, view: CatalogVersion, text: str) -> np.ndarray:
         """`/events?search=`: ids of the matching events (`reader.Reader.search_events`)."""
         return self.search(view, "events", text, EVENT_SEARCH_FIELDS)
@@ -548,8 +557,7 @@ class CalendarIndex:
         terms = SearchTerms(text)
         if collection == self.memory.collection and fields == EVENT_SEARCH_FIELDS:
             ids = self.memory.search(view, terms.include, terms.exclude)
-            known = view.derive("known-ids", lambda: textsearch.KnownIds(view.records))
-            return self._phrases(view, terms, fields, known.filter(ids))  # type: ignore
+            return self._phrases(view, terms, fields, self._known(view).filter(ids))
         pending = self.pending()
         found = self.text.search_ids(terms.query(collection, fields)) if (
             len(pending) < max(1000, len(view.paths) // 2)) else None
@@ -558,8 +566,7 @@ class CalendarIndex:
             return match_in_memory(view, collection, terms, fields)
         stale_ids = {i for p in pending if (i := view.paths.get(p)) is not None}
         # A pending path's old document may still be in the index: trust memory there.
-        known = view.derive("known-ids", lambda: textsearch.KnownIds(view.records))
-        ids = known.filter(found)  # type: ignore[attr-defined]
+        ids = self._known(view).filter(found)
         if stale_ids:
             ids = ids[~np.isin(ids, np.fromiter(stale_ids, np.int64))]
             again = [rid for rid in stale_ids
