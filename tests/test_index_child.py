@@ -170,3 +170,34 @@ def test_the_parent_thread_alone_waits() -> None:
     finally:
         stop.set()
         t.join()
+
+
+def test_the_child_dies_with_the_process_that_forked_it(tmp_path) -> None:
+    """A worker killed mid-rebuild (gunicorn's timeout, an operator) takes its child
+    along: no orphan builds on for minutes."""
+    import subprocess
+    import sys
+    import time
+
+    script = ("import os, sys, time\n"
+              "from calendar_app.catalog import forked\n"
+              "forked.run_in_child(lambda alive: time.sleep(60),\n"
+              "                    started=lambda pid: print(pid, flush=True))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(proc.stdout.readline())
+        os.kill(child, 0)  # running
+        proc.kill()
+        proc.wait(5)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.02)
+        else:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the child outlived its parent")
+    finally:
+        proc.kill()

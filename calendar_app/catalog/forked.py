@@ -15,13 +15,17 @@ with `os._exit`, never through the parent's exit handlers. The parent reaps it
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import os
 import pickle
+import signal
 from collections.abc import Callable
 
 # Added to the child's niceness: the serving workers come first.
 NICENESS = 10
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class ChildFailed(RuntimeError):
@@ -61,6 +65,12 @@ def _child(work: Callable[[Callable[[], bool]], object], fd: int, parent: int) -
     try:
         # Collections would walk (and so copy) every object shared with the parent.
         gc.disable()
+        # Killed with the thread that forked it (a worker killed by gunicorn), so no
+        # orphan goes on building for minutes; the swap is all or nothing anyway.
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # gone before the line above
+            return
         os.nice(NICENESS)
         try:
             answer = (True, work(lambda: os.getppid() == parent))
