@@ -6,6 +6,7 @@ the Flask app (`app.create_app`) and the maintenance commands open one with
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import logging
 import os
 import threading
@@ -83,6 +84,19 @@ class Calendar:
                 follower.start()
             for part in self.background:
                 part.start()
+
+    def warm(self) -> None:
+        """Make what the first list requests of each process would make (the event
+        columns of today, term counts, the known ids of search), then freeze it out of
+        the garbage collector's walks. Called in a preloaded server's master before it
+        forks (gunicorn_conf.when_ready): the workers share one copy, copy-on-write,
+        instead of each building its own (~0.4 GiB and 1.5 s CPU at 100,000 events,
+        the tail of their first date windows)."""
+        view = self.catalog.current
+        self.reader.table(view)
+        view.warm()
+        self.index.warm(view)
+        gc.freeze()
 
     def after_fork(self) -> None:
         """In a worker forked from the process that loaded the calendar (gunicorn's

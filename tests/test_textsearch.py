@@ -321,9 +321,10 @@ def test_warm_reads_the_term_dictionaries_ahead(built) -> None:
     folder, _docs = built
     text = index.TextIndex(folder.parent)
     textsearch._LEXICONS.clear()
-    text.warm(FIELDS)
-    snap = text._snapshot
+    snap = textsearch.open_snapshot(text.dir)
     assert snap is not None
+    snap.warm(FIELDS)
+    text._snapshot = snap
     assert {(seg.segid, f) for seg in snap.segments for f in FIELDS} <= set(
         textsearch._LEXICONS)
     q = index.SearchTerms("azz -rivet").query("events", FIELDS)

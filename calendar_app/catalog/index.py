@@ -31,7 +31,7 @@ import pickle
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +47,7 @@ from ..model.records import Record
 from ..model.resources import EVENTS, RESOURCES
 from . import textsearch
 from .catalog import Catalog, paused_gc
+from .forked import run_in_child
 from .postings import LivePostings
 from .version import CatalogVersion
 from .words import _plain, tokens, word_set
@@ -57,6 +58,9 @@ INDEX_FORMAT = 2
 # Posting pool of a full rebuild: above it, sorted runs spill to temporary files and
 # are merged at commit.
 REBUILD_MB = 256
+# A catch-up of more documents than this is a rebuild in a child process (as is the
+# first build): written in a serving process's thread, it would compete with requests.
+DETACH_ABOVE = 2000
 # No stop words and no stemming: WordPress search matches any substring, so "the" or
 # "azz" must still find something; the terms holding a search word are found in each
 # segment's term dictionary (textsearch.Substring).
@@ -136,8 +140,6 @@ def document(record: Record) -> dict:
     return doc
 
 
-
-
 class SearchTerms:
     """A WordPress-style search string: every word required, `-word` excluded; a word
     matches a value holding it anywhere, in any case. A word with punctuation
@@ -200,6 +202,13 @@ def match_in_memory(view: CatalogVersion, collection: str, terms: SearchTerms,
 
 
 # ------------------------------------------------------------------ whoosh index
+def _snapshot(catalog: Catalog) -> tuple[CatalogVersion, dict[str, tuple[int, int]]]:
+    """The latest version and the file stats it was read from, taken together (a
+    write changes both under the lock); the lock is held only for the dict copy."""
+    with catalog.lock:
+        return catalog.current, dict(catalog.stats)
+
+
 @contextlib.contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """One index writer across processes."""
@@ -220,6 +229,8 @@ class TextIndex:
         self.lock_file = folder / "whoosh.lock"
         self._snapshot: textsearch.Snapshot | None = None
         self._search_lock = threading.Lock()
+        # Told the pid of each rebuilding child (tests stop one midway).
+        self.on_child: Callable[[int], None] | None = None
 
     # -- manifest: relpath -> ((mtime_ns, size), id) of what the index holds -------
     def manifest(self) -> dict[str, tuple[tuple[int, int], int]] | None:
@@ -251,63 +262,79 @@ class TextIndex:
         except (OSError, ValueError, EOFError, pickle.UnpicklingError):
             return None
 
-    @staticmethod
-    def _wanted(catalog: Catalog, relpath: str) -> tuple[tuple[int, int], int] | None:
-        rid = catalog.current.paths.get(relpath)
-        stat = catalog.stats.get(relpath)
-        return (stat, rid) if rid is not None and stat is not None else None
-
     # -- writing ------------------------------------------------------------------
     def rebuild(self, catalog: Catalog) -> int:
-        """Index every record from scratch, in one batch and one commit."""
+        """Index every record from scratch, in one batch and one commit, in this
+        process (the `reindex` command)."""
         with file_lock(self.lock_file):
-            count = self._rebuild(catalog)
+            count = self._rebuild(*_snapshot(catalog))
         self._close_searcher()
         return count
 
-    def _rebuild(self, catalog: Catalog) -> int:
+    def _rebuild_in_child(self, catalog: Catalog) -> int:
+        """With the file lock held (the child shares it: a parent killed meanwhile
+        still leaves the swap under the lock)."""
+        version, stats = _snapshot(catalog)
+        return int(run_in_child(lambda alive: self._rebuild(version, stats, alive),
+                                started=self.on_child))  # type: ignore[call-overload]
+
+    def _rebuild(self, version: CatalogVersion, stats: dict[str, tuple[int, int]],
+                 alive: Callable[[], bool] = lambda: True) -> int:
+        """Build into a new folder, then swap it in. A builder killed at any point
+        leaves either the old index with its manifest, or no manifest (so `exists`
+        is false and the next start rebuilds); its leftovers are removed here."""
+        for stale in self.folder.glob("whoosh.new.*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        for stale in self.folder.glob("whoosh.old.*"):
+            shutil.rmtree(stale, ignore_errors=True)
         tmp = self.folder / f"whoosh.new.{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         ix = windex.create_in(str(tmp), schema())
         writer = ix.writer(limitmb=REBUILD_MB, codec=LeanCodec())
         manifest = {}
-        with catalog.lock:
-            records = list(catalog.current.records.values())
-            for record in records:
-                want = self._wanted(catalog, record.path)
-                if want is None:
-                    continue
-                writer.add_document(**document(record))
-                manifest[record.path] = want
+        for n, (relpath, rid) in enumerate(version.paths.items()):
+            stat = stats.get(relpath)
+            if stat is None:
+                continue
+            if n % 1000 == 0 and not alive():
+                writer.cancel()
+                raise RuntimeError("the process that wanted this index is gone")
+            writer.add_document(**document(version.records[rid]))
+            manifest[relpath] = (stat, rid)
         writer.commit()
         ix.close()
+        # The manifest goes first: an index folder without one is rebuilt, never
+        # trusted with another folder's manifest.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.manifest_file)
         old = self.folder / f"whoosh.old.{os.getpid()}"
         if self.dir.exists():
             os.replace(self.dir, old)
         os.replace(tmp, self.dir)
-        shutil.rmtree(old, ignore_errors=True)
         self._save_manifest(manifest)
+        shutil.rmtree(old, ignore_errors=True)
         return len(manifest)
 
     def sync(self, catalog: Catalog, relpaths: Iterable[str]) -> int:
-        """Bring these paths in the index up to the catalog; returns documents written.
-        Another worker may have done it already: the manifest says so, and then this
-        is a no-op."""
+        """Bring these paths in the index up to the catalog; returns documents written
+        (-1: rebuilt). Another worker may have done it already: the manifest says so,
+        and then this is a no-op. No index yet, or more than `DETACH_ABOVE` documents
+        to write: a rebuild in a child process."""
         with file_lock(self.lock_file):
             # Under the lock: another worker's commit replaces the files `exists` reads.
-            if not self.exists():
-                self._rebuild(catalog)
-                self._close_searcher()
-                return -1
-            manifest = self.manifest() or {}
+            manifest = self.manifest() if self.exists() else None
+            version, stats = _snapshot(catalog)
             todo = []
-            with catalog.lock:
-                for relpath in relpaths:
-                    want = self._wanted(catalog, relpath)
-                    if manifest.get(relpath) != want:
-                        record = catalog.current.records.get(want[1]) if want else None
-                        todo.append((relpath, want, document(record) if record else None))
+            for relpath in ([] if manifest is None else relpaths):
+                rid = version.paths.get(relpath)
+                stat = stats.get(relpath)
+                want = (stat, rid) if rid is not None and stat is not None else None
+                if manifest.get(relpath) != want:  # type: ignore[union-attr]
+                    todo.append((relpath, want))
+            if manifest is None or len(todo) > DETACH_ABOVE:
+                count = self._rebuild_in_child(catalog)
+                self._close_searcher()
+                return -1 if manifest is None else count
             if not todo:
                 return 0
             ix = windex.open_dir(str(self.dir))
@@ -315,11 +342,11 @@ class TextIndex:
             # One searcher for all deletions: Whoosh opens a new one per call otherwise
             # (~10 ms each at 100k).
             with writer.searcher() as searcher:
-                for relpath, _want, _doc in todo:
+                for relpath, _want in todo:
                     writer.delete_by_term("key", relpath, searcher=searcher)
-            for relpath, want, doc in todo:
-                if doc is not None:
-                    writer.add_document(**doc)
+            for relpath, want in todo:
+                if want is not None:
+                    writer.add_document(**document(version.records[want[1]]))
                     manifest[relpath] = want
                 else:
                     manifest.pop(relpath, None)
@@ -364,19 +391,6 @@ class TextIndex:
             old, self._snapshot = self._snapshot, fresh
         if old is not None:
             old.close()
-
-    def warm(self, fields: tuple[str, ...]) -> None:
-        """Open the index and read the term dictionaries of `fields` outside the search
-        lock, so that the first searches of a process do not wait for them."""
-        snap = textsearch.open_snapshot(self.dir)
-        if snap is None:
-            return
-        snap.warm(fields)
-        with self._search_lock:
-            if self._snapshot is None:
-                self._snapshot, snap = snap, None
-        if snap is not None:
-            snap.close()
 
     def search(self, q: wq.Query) -> tuple[set[int], set[str]] | None:
         """(ids, keys) of every matching document; None when there is no index yet.
@@ -496,10 +510,8 @@ class CalendarIndex:
         self.text.after_fork()
 
     def _run(self) -> None:
-        try:
-            self.text.warm(EVENT_SEARCH_FIELDS)
-        except Exception:  # the index is being replaced: the first search reads it then
-            log.warning("could not read the search index ahead", exc_info=True)
+        # Whoosh's term dictionaries are not read ahead: event searches no longer ask
+        # Whoosh, and the other collections' are small.
         while not self._stop.is_set():
             self._wake.wait(1.0)
             if self._stop.is_set():
@@ -525,6 +537,15 @@ class CalendarIndex:
         self.text.close()
 
     # -- queries -------------------------------------------------------------------
+    def warm(self, view: CatalogVersion) -> None:
+        """What every search of `view` reads besides the postings (`Calendar.warm`)."""
+        self._known(view)
+
+    @staticmethod
+    def _known(view: CatalogVersion) -> textsearch.KnownIds:
+        return view.derive("known-ids",  # type: ignore[return-value]
+                           lambda: textsearch.KnownIds(view.records))
+
     def search_events(self, view: CatalogVersion, text: str) -> np.ndarray:
         """`/events?search=`: ids of the matching events (`reader.Reader.search_events`)."""
         return self.search(view, "events", text, EVENT_SEARCH_FIELDS)
@@ -536,8 +557,7 @@ class CalendarIndex:
         terms = SearchTerms(text)
         if collection == self.memory.collection and fields == EVENT_SEARCH_FIELDS:
             ids = self.memory.search(view, terms.include, terms.exclude)
-            known = view.derive("known-ids", lambda: textsearch.KnownIds(view.records))
-            return self._phrases(view, terms, fields, known.filter(ids))  # type: ignore
+            return self._phrases(view, terms, fields, self._known(view).filter(ids))
         pending = self.pending()
         found = self.text.search_ids(terms.query(collection, fields)) if (
             len(pending) < max(1000, len(view.paths) // 2)) else None
@@ -546,8 +566,7 @@ class CalendarIndex:
             return match_in_memory(view, collection, terms, fields)
         stale_ids = {i for p in pending if (i := view.paths.get(p)) is not None}
         # A pending path's old document may still be in the index: trust memory there.
-        known = view.derive("known-ids", lambda: textsearch.KnownIds(view.records))
-        ids = known.filter(found)  # type: ignore[attr-defined]
+        ids = self._known(view).filter(found)
         if stale_ids:
             ids = ids[~np.isin(ids, np.fromiter(stale_ids, np.int64))]
             again = [rid for rid in stale_ids

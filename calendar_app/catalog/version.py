@@ -83,14 +83,26 @@ class CatalogVersion:
 
     def term_count(self, record: Record) -> int:
         """Published events carrying a term (the plugin's `count`), memoized: every
-        embedded term of every listed event asks for it."""
+        embedded term of every listed event asks for it. One set intersection in C per
+        term: walking a term's events in Python took ~35 ms a term at 100,000 events,
+        the tail of a fresh worker's first date windows."""
         counts: dict = self.derive("term-counts", dict)  # type: ignore[assignment]
         key = (record.collection, record.slug)
         count = counts.get(key)
         if count is None:
-            records = self.records
-            count = counts[key] = sum(
-                1 for i in self.backlinks.get(key, ())
-                if (r := records.get(i)) is not None and r.collection == "events"
-                and r.status == "publish")
+            linked = self.backlinks.get(key)
+            count = counts[key] = len(linked & self.published_events()) if linked else 0
         return count
+
+    def published_events(self) -> frozenset[int]:
+        """Ids of the published events of this version."""
+        return self.derive("published-events", lambda: frozenset(  # type: ignore[return-value]
+            r.id for r in self.all("events") if r.status == "publish"))
+
+    def warm(self) -> None:
+        """Make ahead what every list asks for first: the term counts. In a preloaded
+        server's master, before forking, so workers share them instead of each
+        making its own on its first requests."""
+        for collection in ("categories", "tags"):
+            for term in self.all(collection):
+                self.term_count(term)

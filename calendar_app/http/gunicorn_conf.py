@@ -39,6 +39,7 @@ def _calendar(wsgi_app):
 def when_ready(server):
     calendar = _calendar(server.app.callable)  # None unless preloaded
     if calendar is not None:
+        calendar.warm()  # before the workers are forked: they share what it makes
         server.log.info("calendar loaded before forking: %d records (pid %d)",
                         len(calendar.catalog.current.records), calendar.loaded_in)
 
