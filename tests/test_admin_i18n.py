@@ -6,6 +6,7 @@ axe and the Nu checker on the German and Arabic pages: test_admin_i18n_browser.p
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import re
 from pathlib import Path
@@ -16,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from submitting import GOOD, decision, propose, text
 
-from calendar_app.editing import forms, words
+from calendar_app.editing import forms, rule_words, words
 from calendar_app.editing.language import regional_for, service_message
 from calendar_app.http.app import create_app
+from calendar_app.model import records
 from calendar_app.model.resources import RESOURCES
 from calendar_app.site.i18n import Regional
 
@@ -97,6 +99,52 @@ def test_any_message_is_shown_as_given_or_translated_never_formatted(message: st
     assert isinstance(found, str)
     if not message.startswith(words.MISSING):
         assert found == message
+
+
+SATURDAY = dt.datetime(2027, 3, 6, 18, 0)
+RULES = {  # a repetition block, and its summary by locale
+    "weekly": ({"every": "week", "on": "saturday"}, {
+        "en_US": "every Saturday at 6:00 pm", "en_GB": "every Saturday at 18:00",
+        "de_DE": "jeden Samstag um 18:00", "fr_FR": "chaque samedi à 18:00",
+        "es_ES": "cada sábado a las 18:00", "ar_EG": "كل يوم السبت الساعة 6:00 م"}),
+    "counted": ({"rrule": "FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,TH;COUNT=10"}, {
+        "en_US": "every 2 weeks on Monday and Thursday at 6:00 pm, 10 times",
+        "de_DE": "alle 2 Wochen am Montag und Donnerstag um 18:00, 10-mal",
+        "fr_FR": "toutes les 2 semaines le lundi et jeudi à 18:00, 10 fois",
+        "es_ES": "cada 2 semanas el lunes y jueves a las 18:00, 10 veces",
+        "ar_EG": "كل أسبوعين يوم الاثنين والخميس الساعة 6:00 م، 10 مرات"}),
+    "nth": ({"rrule": "FREQ=MONTHLY;BYDAY=1MO,-1FR;UNTIL=20271231T235959"}, {
+        "en_US": "every month on the first Monday and the last Friday at 6:00 pm, "
+                 "until Dec 31, 2027",
+        "de_DE": "jeden Monat am ersten Montag und letzten Freitag um 18:00, "
+                 "bis 31. Dez. 2027",
+        "fr_FR": "tous les mois le premier lundi et dernier vendredi à 18:00, "
+                 "jusqu’au 31 déc. 2027",
+        "es_ES": "todos los meses el primer lunes y último viernes a las 18:00, "
+                 "hasta el 31 dic 2027"}),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_the_rule_summary_reads_natively(rule: str) -> None:
+    """Day names, lists, times (12 or 24 hours) and dates from CLDR, the sentence
+    shapes from the catalogs (item 1b)."""
+    block, expected = RULES[rule]
+    block = records.from_file("events", {"id": 1, "title": "T", "slug": "t",
+                                         "start_date": "2027-03-06 18:00",
+                                         "end_date": "2027-03-06 20:00",
+                                         "recurrence": block}, "events/t.yaml"
+                              ).data["recurrence"]
+    for locale, words_ in expected.items():
+        assert rule_words.summary(block, SATURDAY, Regional(locale)) == words_, locale
+
+
+def test_extra_dates_are_counted_in_the_languages_plural_forms() -> None:
+    block = {"rdate": [SATURDAY + dt.timedelta(days=n) for n in range(1, 4)]}
+    assert rule_words.summary(block, SATURDAY, Regional("de_DE")) == "3 zusätzliche Termine"
+    assert rule_words.summary({"rdate": block["rdate"][:2]}, SATURDAY,
+                              Regional("ar_EG")) == "تاريخان إضافيان"  # the dual
+    assert rule_words.summary({}, SATURDAY, Regional("fr_FR")) == "une seule fois"
 
 
 # -- pages in German ------------------------------------------------------------------------
