@@ -196,6 +196,45 @@ def test_refusals_and_flash_messages_speak_german(editor, content: Path) -> None
     assert missing.status_code == 404 and "Diesen Eintrag gibt es nicht" in page_text(missing)
 
 
+def test_check_findings_on_the_form_speak_german(editor) -> None:
+    """`check`'s findings as the form shows them: the template from findings.MESSAGES
+    translated, its values (a date, a key) filled in as check prints them (item 1a)."""
+    page = text(editor.get("/admin/events/new"))
+    data = {"csrf_token": csrf_token(page), "_version": "", "_original": "{}", "_id": "",
+            "title": "Kiln Opening", "start_date": "2027-03-28T02:30",
+            "end_date": "2027-03-28T04:00", "timezone": "Europe/Berlin",
+            "event_status": "scheduled", "event_status_reason": "Weather",
+            "recurrence.kind": "none", "action": "check"}
+    checked = editor.post("/admin/events/new", data=data)
+    shown = page_text(checked)
+    assert checked.status_code == 400  # the clocks skip 02:30 that night: an error
+    assert ("start_date 2027-03-28 02:30:00 gibt es in Europe/Berlin nicht (die Uhren "
+            "überspringen diese Stunde; gelesen würde 2027-03-28 03:30:00)") in shown
+    assert "Die Veranstaltung hat weder einen Veranstaltungsort noch eine Online-Adresse" \
+        in shown
+    assert "Der Grund für den Status wird nur beim Status „abgesagt“ oder „verschoben“" \
+        in shown
+    for english in ("does not exist in", "neither a venue", "is shown only with"):
+        assert english not in shown
+
+
+def test_findings_keep_checks_english_wording() -> None:
+    """The command prints the template filled in: the same text as before the table."""
+    from calendar_app.editorial.validate import check_file
+    found = check_file("events", "events/x.yaml", b"id: 1\ntitle: X\nslug: x\n"
+                       b"start_date: 2027-01-01 10:00\nend_date: 2027-01-01 09:00\n"
+                       b"venu: hall\n", "UTC").findings
+    assert [f.message for f in found] == [
+        "unknown key 'venu' (did you mean 'venue'?)",
+        "end_date 2027-01-01 09:00:00 is before start_date 2027-01-01 10:00:00"]
+    assert found[0].as_dict() == {"path": "events/x.yaml", "line": 6, "column": 0,
+                                  "severity": "error", "code": "unknown-key",
+                                  "message": found[0].message}
+    french = regional_for({"locale": "fr_FR"})
+    assert french.gettext(found[0].template) % dict(found[0].values) == \
+        "clé inconnue 'venu' (vouliez-vous dire 'venue' ?)"
+
+
 def test_sign_in_errors_speak_german(client) -> None:
     refused = sign_in(client, "editor", "wrong")
     assert refused.status_code == 401

@@ -50,6 +50,16 @@ def service_message(text: str) -> str:
     return gettext(text)
 
 
+def finding_text(found: object) -> str:
+    """A check's finding (or a service message) as the form shows it: a finding worded
+    by findings.MESSAGES in the editor's language with its values filled in, any other
+    text as service_message shows it."""
+    template = getattr(found, "template", "")
+    if template:
+        return gettext(template) % dict(found.values)  # type: ignore[attr-defined]
+    return service_message(getattr(found, "message", str(found)))
+
+
 def ngettext(singular: str, plural: str, n: int, **values: object) -> str:
     """A counted message; `%(count)s` is the number unless `values` say otherwise."""
     text = regional().ngettext(singular, plural, n)
@@ -68,6 +78,7 @@ def install(app: Flask, settings: Callable[[], dict]) -> None:
     def _language() -> dict:
         found = regional()
         return {"lang": found.lang, "dir": found.dir, "status_name": status_name,
+                "finding_text": finding_text,
                 "tab_name": lambda tab: gettext(words.TABS.get(tab, tab)),
                 "kind_words": lambda resource: words.KINDS[resource.name],
                 "field_label": lambda name: gettext(words.label(name)),
