@@ -448,6 +448,8 @@ HOST_PAGE = """<!DOCTYPE html>
 <h2>Nothing</h2><calendar-events id="none" venue="no-such-venue"></calendar-events>
 <h2>Hostile</h2><calendar-events id="hostile" count="-3" language="&quot;&gt;x"
  category="&quot;&gt;&lt;img src=x onerror=&quot;window.hit=1&quot;&gt;"></calendar-events>
+<h2>Hostile pair</h2><calendar-events id="hostile-pair" category="../../venue"
+ venue="the-blue-lantern/../../all"></calendar-events>
 <h2>Odd count</h2><calendar-events id="odd" count="1e9x"></calendar-events>
 <h2>Arabic</h2><calendar-events id="ar" count="1" language="ar-EG"></calendar-events>
 </main><script src="{site}assets/embed.js" defer></script></body></html>
@@ -530,6 +532,9 @@ def test_component_lists_events_on_another_sites_page(crowded_site: Path, tmp_pa
         assert page.locator("#ar .calendar-events-more a").inner_text() == "كل الفعاليات"
         # Attributes are data, never markup; counts are kept within 1-50.
         page.wait_for_selector("#hostile .calendar-events-status:has-text('No upcoming')")
+        # Path parts in the pair's file name stay inside it (encoded), never a
+        # snapshot of another list.
+        page.wait_for_selector("#hostile-pair .calendar-events-status:has-text('No upcoming')")
         assert page.locator("img").count() == 0
         assert page.evaluate("window.hit") is None
         assert titles("odd") == ["Market Day"]  # parseInt("1e9x") is 1
