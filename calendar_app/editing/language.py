@@ -10,6 +10,8 @@ of their own: adding a language stays one file, and the words both use ("Venue",
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 
 from flask import Flask, current_app, has_app_context
@@ -43,11 +45,27 @@ def gettext(message: str, **values: object) -> str:
 
 
 def service_message(text: str) -> str:
-    """A message of the service (words.SERVICE) in the editor's language; one the
-    catalogs lack stays as the service wrote it."""
-    if text.startswith(words.MISSING):
-        return gettext("Missing parameter(s): %(names)s", names=text[len(words.MISSING):])
+    """A message of the service (words.SERVICE) in the editor's language, the values
+    it filled in kept as written; one the catalogs lack stays as the service wrote it."""
+    for template, pattern in service_patterns():
+        found = pattern.fullmatch(text)
+        if found:
+            return gettext(template) % found.groupdict() if found.groupdict() else \
+                gettext(template)
     return gettext(text)
+
+
+@functools.cache
+def service_patterns() -> tuple[tuple[str, re.Pattern], ...]:
+    """(template, what its filled-in texts look like) of words.SERVICE, the longest
+    template first (a message that ends in more words wins)."""
+    out = []
+    for template in sorted(words.SERVICE, key=len, reverse=True):
+        parts = re.split(r"%\((\w+)\)s", template)
+        regex = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)"
+                        for i, part in enumerate(parts))
+        out.append((template, re.compile(regex, re.DOTALL)))
+    return tuple(out)
 
 
 def finding_text(found: object) -> str:
