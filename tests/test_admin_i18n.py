@@ -104,10 +104,18 @@ def test_any_message_is_shown_as_given_or_translated_never_formatted(message: st
 
 def _raised_messages(source: Path) -> list[str]:
     """The messages a module raises (ApiError's message, errors.invalid's per-field
-    ones, `message = ...`), each filled-in part written "x"."""
+    ones, `message = ...`), each filled-in part written "x"; a name of a module-level
+    text is read as its text."""
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                 and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                 for t in n.targets if isinstance(t, ast.Name)}
+
     def texts(node: ast.AST) -> list[str]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return [node.value]
+        if isinstance(node, ast.Name) and node.id in constants:
+            return [constants[node.id]]
         if isinstance(node, ast.JoinedStr):
             return ["".join(v.value if isinstance(v, ast.Constant) else "x"
                             for v in node.values)]
@@ -115,7 +123,7 @@ def _raised_messages(source: Path) -> list[str]:
             return texts(node.body) + texts(node.orelse)
         return []  # a message from elsewhere (a rule's, an exception's)
     found = []
-    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = getattr(node.func, "id", getattr(node.func, "attr", ""))
             if name == "ApiError" and len(node.args) > 2:
@@ -129,13 +137,13 @@ def _raised_messages(source: Path) -> list[str]:
 
 
 def test_every_message_the_service_raises_has_a_translation() -> None:
-    """A new English message in service.py or model/errors.py that words.SERVICE lacks
-    fails here; one that SERVICE has but a catalog lacks fails test_site_i18n's
-    completeness test (item 1c)."""
+    """A new English message in service.py, model/errors.py or a field type's body
+    validation that words.SERVICE lacks fails here; one that SERVICE has but a catalog
+    lacks fails test_site_i18n's completeness test (item 1c)."""
     code = Path(__file__).resolve().parent.parent / "calendar_app"
-    raised = _raised_messages(code / "service.py") + _raised_messages(
-        code / "model" / "errors.py")
-    assert len(raised) > 15
+    raised = [m for path in ("service.py", "model/errors.py", "model/fieldtypes.py",
+                             "model/fieldbase.py") for m in _raised_messages(code / path)]
+    assert len(raised) > 20 and "Invalid parameter." in raised
     missing = [m for m in raised
                if not any(p.fullmatch(m) for _t, p in service_patterns())]
     assert missing == []
