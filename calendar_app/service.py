@@ -530,10 +530,10 @@ class Service(Linking):
             if current is not None and term.id == current.id:
                 continue
             if term.name.strip().lower() == name and term.get("parent") == data.get("parent"):
-                which = "with this parent" if resource.hierarchical else "in this taxonomy"
                 raise ApiError(400, "term_exists",
-                               f"A term with the name provided already exists {which}.",
-                               term_id=term.id)
+                               "A term with the name provided already exists with this "
+                               "parent." if resource.hierarchical else "A term with the name "
+                               "provided already exists in this taxonomy.", term_id=term.id)
 
     def _unique_slug(self, resource: Resource, base: str, current: Record | None,
                      write: Write) -> str:

@@ -6,6 +6,8 @@ axe and the Nu checker on the German and Arabic pages: test_admin_i18n_browser.p
 
 from __future__ import annotations
 
+import ast
+import datetime as dt
 import html
 import re
 from pathlib import Path
@@ -16,9 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from submitting import GOOD, decision, propose, text
 
-from calendar_app.editing import forms, words
-from calendar_app.editing.language import regional_for, service_message
+from calendar_app.editing import forms, rule_words, words
+from calendar_app.editing.language import regional_for, service_message, service_patterns
 from calendar_app.http.app import create_app
+from calendar_app.model import records
 from calendar_app.model.resources import RESOURCES
 from calendar_app.site.i18n import Regional
 
@@ -95,8 +98,115 @@ def test_any_message_is_shown_as_given_or_translated_never_formatted(message: st
     """A service message may hold typed text ("%", "{"): never used as a format."""
     found = service_message(message)
     assert isinstance(found, str)
-    if not message.startswith(words.MISSING):
+    if not any(pattern.fullmatch(message) for _template, pattern in service_patterns()):
         assert found == message
+
+
+def _raised_messages(source: Path) -> list[str]:
+    """The messages a module raises (ApiError's message, errors.invalid's per-field
+    ones, `message = ...`), each filled-in part written "x"; a name of a module-level
+    text is read as its text."""
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                 and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                 for t in n.targets if isinstance(t, ast.Name)}
+
+    def texts(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.Name) and node.id in constants:
+            return [constants[node.id]]
+        if isinstance(node, ast.JoinedStr):
+            return ["".join(v.value if isinstance(v, ast.Constant) else "x"
+                            for v in node.values)]
+        if isinstance(node, ast.IfExp):
+            return texts(node.body) + texts(node.orelse)
+        return []  # a message from elsewhere (a rule's, an exception's)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            if name == "ApiError" and len(node.args) > 2:
+                found += texts(node.args[2])
+            if name == "invalid" and node.args and isinstance(node.args[0], ast.Dict):
+                found += [t for v in node.args[0].values for t in texts(v)]
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "message"
+                                                for t in node.targets):
+            found += texts(node.value)
+    return found
+
+
+def test_every_message_the_service_raises_has_a_translation() -> None:
+    """A new English message in service.py, model/errors.py or a field type's body
+    validation that words.SERVICE lacks fails here; one that SERVICE has but a catalog
+    lacks fails test_site_i18n's completeness test (item 1c)."""
+    code = Path(__file__).resolve().parent.parent / "calendar_app"
+    raised = [m for path in ("service.py", "model/errors.py", "model/fieldtypes.py",
+                             "model/fieldbase.py") for m in _raised_messages(code / path)]
+    assert len(raised) > 20 and "Invalid parameter." in raised
+    missing = [m for m in raised
+               if not any(p.fullmatch(m) for _t, p in service_patterns())]
+    assert missing == []
+    german = regional_for({"locale": "de_DE"})
+    for message in raised:
+        template = next(t for t, p in service_patterns() if p.fullmatch(message))
+        assert german.gettext(template) != template, template
+
+
+def test_service_messages_keep_their_values_in_translation(app) -> None:
+    with app.app_context():
+        assert service_message("start_date must be within 1900-2100.") == \
+            "start_date muss zwischen 1900-2100 liegen."
+        assert service_message("Missing parameter(s): title, email") == \
+            "Fehlende Angabe(n): title, email"
+        assert service_message('The slug "x%(y)s" is already in use by another term.') == \
+            "Der Slug „x%(y)s“ wird bereits von einem anderen Begriff verwendet."
+
+
+SATURDAY = dt.datetime(2027, 3, 6, 18, 0)
+RULES = {  # a repetition block, and its summary by locale
+    "weekly": ({"every": "week", "on": "saturday"}, {
+        "en_US": "every Saturday at 6:00 pm", "en_GB": "every Saturday at 18:00",
+        "de_DE": "jeden Samstag um 18:00", "fr_FR": "chaque samedi à 18:00",
+        "es_ES": "cada sábado a las 18:00", "ar_EG": "كل يوم السبت الساعة 6:00 م"}),
+    "counted": ({"rrule": "FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,TH;COUNT=10"}, {
+        "en_US": "every 2 weeks on Monday and Thursday at 6:00 pm, 10 times",
+        "de_DE": "alle 2 Wochen am Montag und Donnerstag um 18:00, 10-mal",
+        "fr_FR": "toutes les 2 semaines le lundi et jeudi à 18:00, 10 fois",
+        "es_ES": "cada 2 semanas el lunes y jueves a las 18:00, 10 veces",
+        "ar_EG": "كل أسبوعين يوم الاثنين والخميس الساعة 6:00 م، 10 مرات"}),
+    "nth": ({"rrule": "FREQ=MONTHLY;BYDAY=1MO,-1FR;UNTIL=20271231T235959"}, {
+        "en_US": "every month on the first Monday and the last Friday at 6:00 pm, "
+                 "until Dec 31, 2027",
+        "de_DE": "jeden Monat am ersten Montag und letzten Freitag um 18:00, "
+                 "bis 31. Dez. 2027",
+        "fr_FR": "tous les mois le premier lundi et dernier vendredi à 18:00, "
+                 "jusqu’au 31 déc. 2027",
+        "es_ES": "todos los meses el primer lunes y último viernes a las 18:00, "
+                 "hasta el 31 dic 2027"}),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_the_rule_summary_reads_natively(rule: str) -> None:
+    """Day names, lists, times (12 or 24 hours) and dates from CLDR, the sentence
+    shapes from the catalogs (item 1b)."""
+    block, expected = RULES[rule]
+    block = records.from_file("events", {"id": 1, "title": "T", "slug": "t",
+                                         "start_date": "2027-03-06 18:00",
+                                         "end_date": "2027-03-06 20:00",
+                                         "recurrence": block}, "events/t.yaml"
+                              ).data["recurrence"]
+    for locale, words_ in expected.items():
+        assert rule_words.summary(block, SATURDAY, Regional(locale)) == words_, locale
+
+
+def test_extra_dates_are_counted_in_the_languages_plural_forms() -> None:
+    block = {"rdate": [SATURDAY + dt.timedelta(days=n) for n in range(1, 4)]}
+    assert rule_words.summary(block, SATURDAY, Regional("de_DE")) == "3 zusätzliche Termine"
+    assert rule_words.summary({"rdate": block["rdate"][:2]}, SATURDAY,
+                              Regional("ar_EG")) == "تاريخان إضافيان"  # the dual
+    assert rule_words.summary({}, SATURDAY, Regional("fr_FR")) == "une seule fois"
 
 
 # -- pages in German ------------------------------------------------------------------------
@@ -146,6 +256,45 @@ def test_refusals_and_flash_messages_speak_german(editor, content: Path) -> None
     assert "Gespeichert: 100 % {n} %(name)s (Veröffentlicht)." in shown
     missing = editor.get("/admin/events/999999/")
     assert missing.status_code == 404 and "Diesen Eintrag gibt es nicht" in page_text(missing)
+
+
+def test_check_findings_on_the_form_speak_german(editor) -> None:
+    """`check`'s findings as the form shows them: the template from findings.MESSAGES
+    translated, its values (a date, a key) filled in as check prints them (item 1a)."""
+    page = text(editor.get("/admin/events/new"))
+    data = {"csrf_token": csrf_token(page), "_version": "", "_original": "{}", "_id": "",
+            "title": "Kiln Opening", "start_date": "2027-03-28T02:30",
+            "end_date": "2027-03-28T04:00", "timezone": "Europe/Berlin",
+            "event_status": "scheduled", "event_status_reason": "Weather",
+            "recurrence.kind": "none", "action": "check"}
+    checked = editor.post("/admin/events/new", data=data)
+    shown = page_text(checked)
+    assert checked.status_code == 400  # the clocks skip 02:30 that night: an error
+    assert ("start_date 2027-03-28 02:30:00 gibt es in Europe/Berlin nicht (die Uhren "
+            "überspringen diese Stunde; gelesen würde 2027-03-28 03:30:00)") in shown
+    assert "Die Veranstaltung hat weder einen Veranstaltungsort noch eine Online-Adresse" \
+        in shown
+    assert "Der Grund für den Status wird nur beim Status „abgesagt“ oder „verschoben“" \
+        in shown
+    for english in ("does not exist in", "neither a venue", "is shown only with"):
+        assert english not in shown
+
+
+def test_findings_keep_checks_english_wording() -> None:
+    """The command prints the template filled in: the same text as before the table."""
+    from calendar_app.editorial.validate import check_file
+    found = check_file("events", "events/x.yaml", b"id: 1\ntitle: X\nslug: x\n"
+                       b"start_date: 2027-01-01 10:00\nend_date: 2027-01-01 09:00\n"
+                       b"venu: hall\n", "UTC").findings
+    assert [f.message for f in found] == [
+        "unknown key 'venu' (did you mean 'venue'?)",
+        "end_date 2027-01-01 09:00:00 is before start_date 2027-01-01 10:00:00"]
+    assert found[0].as_dict() == {"path": "events/x.yaml", "line": 6, "column": 0,
+                                  "severity": "error", "code": "unknown-key",
+                                  "message": found[0].message}
+    french = regional_for({"locale": "fr_FR"})
+    assert french.gettext(found[0].template) % dict(found[0].values) == \
+        "clé inconnue 'venu' (vouliez-vous dire 'venue' ?)"
 
 
 def test_sign_in_errors_speak_german(client) -> None:

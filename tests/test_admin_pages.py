@@ -335,7 +335,7 @@ def test_rule_builder_writes_the_block_and_preview_equals_the_interface(editor, 
     titled = {d["start"]: d["title"] for d in preview["preview"]["dates"]}
     assert titled["2027-03-23 19:00:00"] == "Glazing night"
     assert "2027-03-31 18:00:00" in titled and "2027-03-16 19:00:00" not in titled
-    assert preview["preview"]["summary"] == "every Tuesday 19:00, 6 times"
+    assert preview["preview"]["summary"] == "every Tuesday at 7:00 pm, 6 times"  # en_US: 12 h
     series = int(done.headers["Location"].rstrip("/").rsplit("/", 1)[1])
     page = editor.get(f"/admin/events/{series}/").data.decode()
     assert 'name="recurrence.count" type="number" min="1" value="6"' in page

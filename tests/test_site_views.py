@@ -81,6 +81,37 @@ def cutoff_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_site(tmp_path_factory.mktemp("cutoff"), 'multiday_cutoff: "01:00"\n')
 
 
+CROWDED = 55  # more upcoming events at The Blue Lantern than the component's lists hold
+
+
+def crowded_content(root: Path) -> Path:
+    """The views' calendar with CROWDED more events at The Blue Lantern after its own,
+    then a music night there: past the 50th of the venue's list."""
+    content = make_content(root)
+    start = dt.datetime(2027, 3, 21, 9, 0)
+    for n in range(CROWDED + 1):
+        at = start + dt.timedelta(hours=n)
+        last = n == CROWDED
+        slug = "late-jazz" if last else f"filler-{n}"
+        (content / "events" / f"{slug}.yaml").write_text(
+            f"id: {950 + n}\ntitle: {'Late Jazz' if last else f'Filler {n}'}\nslug: {slug}\n"
+            f"status: publish\nstart_date: {at:%Y-%m-%d %H:%M}\n"
+            f"end_date: {at + dt.timedelta(minutes=30):%Y-%m-%d %H:%M}\n"
+            f"venue: the-blue-lantern\n" + ("categories: [music]\n" if last else ""),
+            encoding="utf-8")
+    for path in (content / "events").glob("*.yaml"):  # publication dates as the app's
+        path.write_text("date: 2026-11-01 10:00:00\n" + path.read_text(), encoding="utf-8")
+    return content
+
+
+@pytest.fixture(scope="module")
+def crowded_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("crowded")
+    report = build(options(crowded_content(tmp), tmp / "public", tmp / "cache"))
+    assert report.written and not report.problems, report.problems
+    return tmp / "public"
+
+
 def read(site: Path, path: str) -> str:
     return (site / path).read_text(encoding="utf-8")
 
@@ -329,6 +360,40 @@ def test_embed_script_is_small(site: Path) -> None:
     assert len(script) > 2000  # the real script, not a stub
 
 
+def test_pair_snapshots_are_the_live_answers(crowded_site: Path, tmp_path: Path) -> None:
+    """A category at a venue whose list misses some of the pair's events gets its own
+    snapshot (by id and slug, one file), byte for byte what the interface answers."""
+    from calendar_app.http.app import create_app
+
+    repo_content = make_repo(tmp_path, crowded_content(tmp_path / "src"))
+    app = create_app({"CONTENT_DIR": str(repo_content), "USERS_FILE": str(tmp_path / "u.yaml"),
+                      "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True,
+                      "SITE_URL": BASE_URL})
+    rest = crowded_site / "wp-json/tribe/events/v1/"
+    pairs = sorted((rest / "events/embed/pair").rglob("*.json"))
+    categories = {c["slug"]: c["id"] for c in json.loads(
+        (rest / "categories.json").read_text())["categories"]}
+    venue_id = json.loads((rest / "venues/by-slug/the-blue-lantern.json").read_text())["id"]
+    music = rest / f"events/embed/pair/{categories['music']}/{venue_id}.json"
+    names = {p.relative_to(rest / "events/embed/pair").as_posix() for p in pairs}
+    # Only music has an event past the venue's 50th: by id and slug in any mix.
+    assert names == {f"{categories['music']}/{venue_id}.json", f"music/{venue_id}.json",
+                     f"{categories['music']}/the-blue-lantern.json",
+                     "music/the-blue-lantern.json"}
+    assert {p.stat().st_ino for p in pairs} == {music.stat().st_ino}
+    client = app.test_client()
+    for path in pairs:
+        category, _venue = path.relative_to(rest / "events/embed/pair").with_suffix("").parts
+        category = str(categories.get(category, category))
+        query = f"per_page=50&categories={category}&venue={venue_id}"
+        response = client.get(f"/wp-json/tribe/events/v1/events?{query}")
+        assert response.status_code == 200
+        assert response.get_data() == path.read_bytes(), path
+    titles = [e["title"] for e in json.loads(music.read_text())["events"]]
+    assert titles == ["River Festival", "Late Jazz"]
+    assert not (rest / "events/embed/pair/music/magnolia-arts-center.json").exists()
+
+
 # -- incremental builds ---------------------------------------------------------------
 def tree_bytes(root: Path) -> dict[Path, bytes]:
     return {p.relative_to(root): p.read_bytes() for p in root.rglob("*")
@@ -377,10 +442,14 @@ HOST_PAGE = """<!DOCTYPE html>
 <body><main><h1>Our club</h1>
 <h2>Next</h2><calendar-events id="next" count="2" language="de"></calendar-events>
 <h2>Music</h2><calendar-events id="music" category="music" count="5"></calendar-events>
+<h2>Music here</h2><calendar-events id="pair" category="music" venue="the-blue-lantern">
+</calendar-events>
 <h2>By id</h2><calendar-events id="by-id" category="{music_id}"></calendar-events>
 <h2>Nothing</h2><calendar-events id="none" venue="no-such-venue"></calendar-events>
 <h2>Hostile</h2><calendar-events id="hostile" count="-3" language="&quot;&gt;x"
  category="&quot;&gt;&lt;img src=x onerror=&quot;window.hit=1&quot;&gt;"></calendar-events>
+<h2>Hostile pair</h2><calendar-events id="hostile-pair" category="../../venue"
+ venue="the-blue-lantern/../../all"></calendar-events>
 <h2>Odd count</h2><calendar-events id="odd" count="1e9x"></calendar-events>
 <h2>Arabic</h2><calendar-events id="ar" count="1" language="ar-EG"></calendar-events>
 </main><script src="{site}assets/embed.js" defer></script></body></html>
@@ -409,10 +478,11 @@ def serve(folder: Path, cors: bool):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
-def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path,
+def test_component_lists_events_on_another_sites_page(crowded_site: Path, tmp_path: Path,
                                                      browser) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
+    site = crowded_site
     page = browser.new_page(viewport={"width": 390, "height": 900})
     calendar = serve(site, cors=True)
     music = json.loads((site / "wp-json/tribe/events/v1/categories.json").read_text())
@@ -437,8 +507,11 @@ def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path
         first_page = json.loads((site / "wp-json/tribe/events/v1/events.json")
                                 .read_text())["events"]
         assert "River Festival" not in {e["title"] for e in first_page}
-        assert titles("music") == ["Overlap Workshop", "River Festival"] == titles(
-            "by-id")
+        assert titles("music") == ["Overlap Workshop", "River Festival", "Late Jazz"] == \
+            titles("by-id")
+        # Both filters: the music night past the 50th event at the venue too.
+        page.wait_for_selector("#pair .calendar-event >> nth=1")
+        assert titles("pair") == ["River Festival", "Late Jazz"]
         first = page.locator("#next .calendar-event time").first
         assert "März" in first.inner_text()  # language="de"
         assert first.get_attribute("datetime") == "2027-03-09"
@@ -459,6 +532,9 @@ def test_component_lists_events_on_another_sites_page(site: Path, tmp_path: Path
         assert page.locator("#ar .calendar-events-more a").inner_text() == "كل الفعاليات"
         # Attributes are data, never markup; counts are kept within 1-50.
         page.wait_for_selector("#hostile .calendar-events-status:has-text('No upcoming')")
+        # Path parts in the pair's file name stay inside it (encoded), never a
+        # snapshot of another list.
+        page.wait_for_selector("#hostile-pair .calendar-events-status:has-text('No upcoming')")
         assert page.locator("img").count() == 0
         assert page.evaluate("window.hit") is None
         assert titles("odd") == ["Market Day"]  # parseInt("1e9x") is 1

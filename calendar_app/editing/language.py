@@ -10,6 +10,8 @@ of their own: adding a language stays one file, and the words both use ("Venue",
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 
 from flask import Flask, current_app, has_app_context
@@ -43,11 +45,37 @@ def gettext(message: str, **values: object) -> str:
 
 
 def service_message(text: str) -> str:
-    """A message of the service (words.SERVICE) in the editor's language; one the
-    catalogs lack stays as the service wrote it."""
-    if text.startswith(words.MISSING):
-        return gettext("Missing parameter(s): %(names)s", names=text[len(words.MISSING):])
+    """A message of the service (words.SERVICE) in the editor's language, the values
+    it filled in kept as written; one the catalogs lack stays as the service wrote it."""
+    for template, pattern in service_patterns():
+        found = pattern.fullmatch(text)
+        if found:
+            return gettext(template) % found.groupdict() if found.groupdict() else \
+                gettext(template)
     return gettext(text)
+
+
+@functools.cache
+def service_patterns() -> tuple[tuple[str, re.Pattern], ...]:
+    """(template, what its filled-in texts look like) of words.SERVICE, the longest
+    template first (a message that ends in more words wins)."""
+    out = []
+    for template in sorted(words.SERVICE, key=len, reverse=True):
+        parts = re.split(r"%\((\w+)\)s", template)
+        regex = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)"
+                        for i, part in enumerate(parts))
+        out.append((template, re.compile(regex, re.DOTALL)))
+    return tuple(out)
+
+
+def finding_text(found: object) -> str:
+    """A check's finding (or a service message) as the form shows it: a finding worded
+    by findings.MESSAGES in the editor's language with its values filled in, any other
+    text as service_message shows it."""
+    template = getattr(found, "template", "")
+    if template:
+        return gettext(template) % dict(found.values)  # type: ignore[attr-defined]
+    return service_message(getattr(found, "message", str(found)))
 
 
 def ngettext(singular: str, plural: str, n: int, **values: object) -> str:
@@ -68,6 +96,7 @@ def install(app: Flask, settings: Callable[[], dict]) -> None:
     def _language() -> dict:
         found = regional()
         return {"lang": found.lang, "dir": found.dir, "status_name": status_name,
+                "finding_text": finding_text,
                 "tab_name": lambda tab: gettext(words.TABS.get(tab, tab)),
                 "kind_words": lambda resource: words.KINDS[resource.name],
                 "field_label": lambda name: gettext(words.label(name)),

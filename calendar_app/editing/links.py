@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..catalog.catalog import Catalog
 from ..editorial.check import link_targets
-from ..model.findings import ERROR, Finding
+from ..model.findings import ERROR, Finding, finding
 from ..model.records import Record
-from ..model.resources import RESOURCES, Field
+from ..model.resources import Field
 
 if TYPE_CHECKING:
     from .controls import Control
@@ -191,7 +191,6 @@ def dangling(record: Record, catalog: Catalog, made: list[Record]) -> list[Findi
     for key_, collection, slug in link_targets(record):
         if (collection, slug) in new or catalog.by_slug(collection, slug) is not None:
             continue
-        singular = RESOURCES[collection].singular
-        out.append(Finding(record.path, 0, 0, ERROR, "dangling-link",
-                           f"{key_}: no {singular} with slug {slug!r}"))
+        out.append(finding(record.path, 0, 0, ERROR, "dangling-link", f"dangling-{collection}",
+                           key=key_, slug=repr(slug)))
     return out

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import occurrences
-from ..model import dates, recurrence
+from ..model import dates
 from ..model.records import Record
 from ..wiring import Calendar
+from . import rule_words
 from .language import gettext as _
-from .language import ngettext
+from .language import ngettext, regional
 
 SHOWN = 60  # dates listed on the page; the count says how many there are in all
 
@@ -29,7 +30,7 @@ def preview(cal: Calendar, record: Record) -> dict[str, Any] | None:
         listed.append({"start": dates.fmt(occ.start), "end": dates.fmt(occ.end),
                        "original": dates.fmt(occ.original), "cancelled": occ.cancelled,
                        "title": str(occ.overrides.get("title") or "")})
-    return {"summary": recurrence.describe(block, record.data["start_date"]),
+    return {"summary": rule_words.summary(block, record.data["start_date"], regional()),
             "total": len(found), "dates": listed,
             "zone": str(record.get("timezone") or cal.service.site_zone_name)}
 

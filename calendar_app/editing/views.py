@@ -26,8 +26,8 @@ from ..store.users import User
 from ..wiring import Calendar
 from . import forms, links, listing, rules, words
 from .auth import current_user, login_required
+from .language import finding_text, regional, service_message, status_name
 from .language import gettext as _
-from .language import regional, service_message, status_name
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 COLLECTIONS = "events,venues,organizers,categories,tags"
@@ -163,9 +163,9 @@ def _render(resource: Resource, record: Record | None, values: dict[str, Any],
     for ctl in controls:
         for item in by_field.get(ctl.name, []):
             (ctl.errors if getattr(item, "severity", "error") == "error" else ctl.warnings
-             ).append(service_message(getattr(item, "message", str(item))))
+             ).append(finding_text(item))
     if "general" in extra:
-        extra["general"] = [service_message(m) for m in extra["general"]]
+        extra["general"] = [finding_text(m) for m in extra["general"]]
     kind = words.KINDS[resource.name]
     title = _(kind.edit, name=record.name) if record is not None else _(kind.new)
     return render_template(
@@ -211,7 +211,7 @@ def _save(resource: Resource, record: Record | None, shown: dict[str, Any]) -> A
     if blocked or action == "check":
         return _render(resource, record, forms.reshown(resource, form),
                        400 if blocked else 200, original=before,
-                       by_field=by_field, general=[f.message for f in general],
+                       by_field=by_field, general=general,
                        occurrences=occurrences, checked=not blocked)
     return _commit(resource, record, body, now, before)
 

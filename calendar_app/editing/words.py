@@ -69,19 +69,37 @@ TABS = {
     "pending": N_("Pending"), "trash": N_("Trash"), "all": N_("All"),
 }
 
-# The service's own messages as forms show them next to a field (the interface's
-# wording, WordPress's where it has one), translated on the pages only: the interface
-# keeps answering them in English, as the plugin does.
+# The service's own messages as forms show them next to a field or in a notice (the
+# interface's wording, WordPress's where it has one), translated on the pages only: the
+# interface keeps answering them in English, as the plugin does. A message the service
+# fills in (f-string) is here as its template: `%(name)s` stands for what it filled in
+# (language.service_message reads the values back out of the text). Every message
+# service.py and model/errors.py raise must be here (tests/test_admin_i18n.py).
 SERVICE = (N_("Invalid parameter."), N_("Missing parameter(s): %(names)s"),
+           N_("Invalid parameter(s): %(names)s"),
+           N_("%(name)s is not of type %(type)s."),
+           N_("%(name)s must be within %(range)s."),
            N_("The end date must not be before the start date."),
            N_("Sorry, you are not allowed to do that."),
+           N_("Sorry, you are not allowed to %(verb)s %(records)s as this user."),
            N_("A term with the name provided already exists in this taxonomy."),
+           N_("A term with the name provided already exists with this parent."),
+           N_("The slug \"%(slug)s\" is already in use by another term."),
+           N_("Can not set resource parent, taxonomy is not hierarchical."),
+           N_("The %(record)s is already trashed"),
+           N_("The %(record)s was removed or renamed while this request was made; reload "
+              "it and try again."),
+           N_("No new record can be made now: %(reason)s."),
+           N_("No new record can be made now: %(reason)s. Records already made can still "
+              "be changed."),
+           N_("The calendar's repository takes no writes now: %(reason)s. Try again once "
+              "it is over."),
+           N_("The change could not be saved; nothing was changed: %(reason)s."),
            # Flask-WTF's reasons for refusing a form.
            N_("The CSRF token is missing."), N_("The CSRF session token is missing."),
            N_("The CSRF token has expired."), N_("The CSRF token is invalid."),
            N_("The CSRF tokens do not match."), N_("The referrer header is missing."),
            N_("The referrer does not match the host."))
-MISSING = "Missing parameter(s): "
 
 
 class Kind:

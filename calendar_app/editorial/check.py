@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 
 from ..catalog.catalog import EVENT_LINKS
 from ..model import dates
-from ..model.findings import ERROR, WARNING, Finding, key_line, value_line
+from ..model.findings import ERROR, WARNING, Finding, finding, key_line, value_line
 from ..model.ids import valid_id
 from ..model.records import Record
-from ..model.resources import RESOURCES
 from ..model.settings import setting_problems
 from ..store import yamlfile
 from .snapshot import Snapshot
@@ -56,12 +55,9 @@ def check_tree(snap: Snapshot, cache: ParseCache | None = None) -> TreeResult:
     for path, data in snap.records.items():
         out.files[path] = cache.get(snap.collection_of(path), path, data, out.site_zone)
     for path in snap.strays:
-        out.findings.append(Finding(path, 0, 0, WARNING, "not-a-record",
-                                    "ignored: record files must end in .yaml"))
+        out.findings.append(finding(path, 0, 0, WARNING, "not-a-record"))
     for path in snap.symlinks:
-        out.findings.append(Finding(path, 0, 0, ERROR, "symlink",
-                                    "symbolic link: not read nor served; put the file "
-                                    "itself here"))
+        out.findings.append(finding(path, 0, 0, ERROR, "symlink"))
     texts = _Texts(snap)
     _duplicates(out, texts)
     _links(out, texts)
@@ -97,8 +93,8 @@ def _settings(snap: Snapshot, findings: list[Finding]) -> str:
     try:
         dates.zone(str(zone))
     except dates.DateError:
-        findings.append(Finding("calendar.yaml", key_line(text, "timezone"), 0, ERROR,
-                                "unknown-timezone", f"unknown timezone {zone!r}"))
+        findings.append(finding("calendar.yaml", key_line(text, "timezone"), 0, ERROR,
+                                "unknown-timezone", zone=repr(zone)))
         return "UTC"
     return str(zone)
 
@@ -116,20 +112,17 @@ def _duplicates(out: TreeResult, texts: _Texts) -> None:
         for path in paths:
             others = ", ".join(p for p in paths if p != path)
             if others:
-                out.findings.append(Finding(path, texts.line(path, "id"), 0, ERROR,
-                                            "duplicate-id",
-                                            f"id {record_id} is also used by {others}"))
+                out.findings.append(finding(path, texts.line(path, "id"), 0, ERROR,
+                                            "duplicate-id", id=record_id, others=others))
             if record_id in retired:
-                out.findings.append(Finding(path, texts.line(path, "id"), 0, ERROR,
-                                            "retired-id", f"id {record_id} belonged to a "
-                                            "deleted record (.retired-ids); use a new id"))
+                out.findings.append(finding(path, texts.line(path, "id"), 0, ERROR,
+                                            "retired-id", id=record_id))
     for (collection, slug), paths in by_slug.items():
         for path in paths:
             others = ", ".join(p for p in paths if p != path)
             if others:
-                out.findings.append(Finding(path, texts.line(path, "slug") or 1, 0, ERROR,
-                                            "duplicate-slug",
-                                            f"slug {slug!r} is also used by {others}"))
+                out.findings.append(finding(path, texts.line(path, "slug") or 1, 0, ERROR,
+                                            "duplicate-slug", slug=repr(slug), others=others))
 
 
 def link_targets(record: Record):
@@ -153,17 +146,18 @@ def _links(out: TreeResult, texts: _Texts) -> None:
     for record in [*out.records, *partial]:
         for key, collection, slug in link_targets(record):
             target = index[collection].get(slug)
-            singular = RESOURCES[collection].singular
             # Lines are looked up only for problems: most links are fine.
             def line() -> int:
                 return texts.line(record.path, key, slug)  # noqa: B023
             if target is None:
-                hint = suggest(slug, list(index[collection]))
-                out.findings.append(Finding(record.path, line(), 0, ERROR, "dangling-link",
-                                            f"{key}: no {singular} with slug {slug!r}{hint}"))
+                meant = suggest(slug, list(index[collection]))
+                out.findings.append(finding(
+                    record.path, line(), 0, ERROR, "dangling-link",
+                    f"dangling-{collection}" + ("-hint" if meant else ""), key=key,
+                    slug=repr(slug), **({"meant": meant} if meant else {})))
             elif target.status == "trash" and record.status != "trash":
-                out.findings.append(Finding(record.path, line(), 0, WARNING, "trashed-link",
-                                            f"{key}: {singular} {slug!r} is in the trash"))
+                out.findings.append(finding(record.path, line(), 0, WARNING, "trashed-link",
+                                            f"trashed-{collection}", key=key, slug=repr(slug)))
 
 
 def _parent_loops(out: TreeResult, texts: _Texts) -> None:
@@ -184,6 +178,5 @@ def _parent_loops(out: TreeResult, texts: _Texts) -> None:
         chain = " -> ".join([*loop, loop[0]])
         for member in loop:
             record = parents[member]
-            out.findings.append(Finding(record.path, texts.line(record.path, "parent"), 0,
-                                        ERROR, "parent-loop",
-                                        f"category parents form a loop: {chain}"))
+            out.findings.append(finding(record.path, texts.line(record.path, "parent"), 0,
+                                        ERROR, "parent-loop", chain=chain))

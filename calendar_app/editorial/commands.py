@@ -73,7 +73,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _not_canonical(result) -> list:
-    from ..model.findings import WARNING, Finding
+    from ..model.findings import WARNING, finding
     from .fmt import FormatError, canonical_text
 
     out = []
@@ -83,8 +83,7 @@ def _not_canonical(result) -> list:
         data = result.snapshot.records[path]
         try:
             if canonical_text(fr.record.collection, path, data).encode() != data:
-                out.append(Finding(path, 0, 0, WARNING, "not-canonical",
-                                   "not in canonical form (run `fmt`)"))
+                out.append(finding(path, 0, 0, WARNING, "not-canonical"))
         except FormatError:
             continue
     return out

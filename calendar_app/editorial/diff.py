@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model import clock, recurrence
+from ..model import clock, rule_summary
 from ..model.records import Record
 from ..model.settings import recurrence_horizon
 from ..store import yamlfile
@@ -153,7 +153,7 @@ def _repetition(old_ids: dict[int, Record], new_ids: dict[int, Record], new: Tre
         was = old_ids.get(record_id)
         if r.collection != "events" or was is None or was.collection != "events":
             continue
-        notes = recurrence.differences(
+        notes = rule_summary.differences(
             (was.data.get("recurrence"), was.data["start_date"], was.data["end_date"]),
             (r.data.get("recurrence"), r.data["start_date"], r.data["end_date"]), until)
         if notes:

@@ -111,8 +111,9 @@ def _event_fields(args: argparse.Namespace, site_zone: str, now: dt.datetime,
 def _require(index: dict[str, set[str]], collection: str, wanted: list[str]) -> None:
     for slug in wanted:
         if slug not in index[collection]:
+            meant = suggest(slug, sorted(index[collection]))
             raise ScaffoldError(f"no {RESOURCES[collection].singular} with slug {slug!r}"
-                                f"{suggest(slug, sorted(index[collection]))}")
+                                + (f" (did you mean {meant}?)" if meant else ""))
 
 
 def _uses_year_folders(root: Path) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..model import dates, hints, records, slugs
 from ..model.fieldtypes import DateTime
-from ..model.findings import ERROR, WARNING, Finding, key_line
+from ..model.findings import ERROR, WARNING, Finding, finding, key_line
 from ..model.records import Record, RecordError
 from ..model.resources import RESOURCES, Resource, yaml_fields
 from ..store import yamlfile
@@ -44,15 +44,23 @@ class _Collector:
 
     def add(self, severity: str, code: str, message: str, key: str = "", line: int = 0,
             column: int = 0) -> None:
+        """A finding in words from elsewhere (a parser's, a field type's)."""
         if key and not line:
             line = key_line(self.text, key)
         self.findings.append(Finding(self.path, line, column, severity, code, message))
 
+    def say(self, severity: str, code: str, at: str = "", line: int = 0, name: str = "",
+            **values: object) -> None:
+        """A finding worded by findings.MESSAGES[name or code]; at the line of key `at`."""
+        if at and not line:
+            line = key_line(self.text, at)
+        self.findings.append(finding(self.path, line, 0, severity, code, name, **values))
+
 
 def suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    """' (did you mean 'x'?)' or ''."""
+    """The closest of `choices`, quoted ('x'), or ''."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return repr(close[0]) if close else ""
 
 
 def _aliases(resource: Resource) -> dict[str, str]:
@@ -107,8 +115,8 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
         field_ = by_key.get(key)
         if field_ is None:
             meant = aliases.get(key) or hints.key_meant(str(key), by_key)
-            hint = f" (did you mean {meant!r}?)" if meant else ""
-            c.add(ERROR, "unknown-key", f"unknown key {key!r}{hint}", key=str(key))
+            c.say(ERROR, "unknown-key", at=str(key), name="unknown-key-hint" if meant else "",
+                  **{"key": repr(key), **({"meant": repr(meant)} if meant else {})})
             continue
         if value is None:
             continue
@@ -121,14 +129,13 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
     for name in dict.fromkeys(("id", resource.title_field, *resource.required_fields)):
         key = resource.field(name).yaml_key
         if raw.get(key) is None and key not in unreadable:
-            c.add(ERROR, "missing-key", f"missing required key {key!r}", line=1)
+            c.say(ERROR, "missing-key", line=1, key=repr(key))
     if not slugs.is_safe_slug(slug):
         c.add(ERROR, "bad-slug", slugs.unsafe_slug_message(slug), key="slug")
     start, end = values.get("start_date"), values.get("end_date")
     if collection == "events" and start and end and end < start:
-        c.add(ERROR, "end-before-start",
-              f"end_date {dates.fmt(end)} is before start_date {dates.fmt(start)}",
-              key="end_date")
+        c.say(ERROR, "end-before-start", line=key_line(c.text, "end_date"),
+              end=dates.fmt(end), start=dates.fmt(start))
     if len(c.findings) == before and not unreadable:  # a rule not diagnosed here yet
         code = "invalid-recurrence" if exc.key == "recurrence" else "invalid-record"
         c.add(ERROR, code, exc.message, line=records.line_of(c.text, exc.key, exc.at))
@@ -138,8 +145,8 @@ def _diagnose(collection: str, raw: dict, c: _Collector, exc: RecordError,
 def _check_record(record: Record, stem: str, site_zone: str, raw: dict,
                   c: _Collector) -> None:
     if record.slug != stem:
-        c.add(ERROR, "file-name", f"file name {stem + '.yaml'!r} does not match slug "
-              f"{record.slug!r} (rename it to {record.slug + '.yaml'!r})", key="slug")
+        c.say(ERROR, "file-name", line=key_line(c.text, "slug"), file=repr(stem + ".yaml"),
+              slug=repr(record.slug), wanted=repr(record.slug + ".yaml"))
     if record.collection == "events":
         _check_event(record, site_zone, c)
     for f in yaml_fields(record.resource):
@@ -148,9 +155,8 @@ def _check_record(record: Record, stem: str, site_zone: str, raw: dict,
                 value, bool):
             written = c.text.split("\n")[key_line(c.text, f.yaml_key) - 1].split(":", 1)[-1]
             if written.split("#")[0].strip() != str(value):
-                c.add(WARNING, "unquoted-number",
-                      f"{f.yaml_key}: {written.strip()} is read as the number {value}; "
-                      f"quote it to keep it as written", key=f.yaml_key)
+                c.say(WARNING, "unquoted-number", line=key_line(c.text, f.yaml_key),
+                      key=f.yaml_key, written=written.strip(), value=value)
 
 
 def _check_event(record: Record, site_zone: str, c: _Collector) -> None:
@@ -159,24 +165,22 @@ def _check_event(record: Record, site_zone: str, c: _Collector) -> None:
     try:
         tz = dates.zone(name)
     except dates.DateError:
-        c.add(ERROR, "unknown-timezone", f"calendar timezone {name!r} is unknown")
+        c.say(ERROR, "unknown-timezone", name="unknown-event-timezone", zone=repr(name))
         return
     if not data.get("all_day"):
         for key in ("start_date", "end_date"):
             local: dt.datetime = data[key]
             if dates.in_dst_gap(local, tz):
                 real = dates.from_utc(dates.to_utc(local, tz), tz)
-                c.add(ERROR, "dst-gap", f"{key} {dates.fmt(local)} does not exist in {name} "
-                      f"(clocks skip that hour; it would be read as {dates.fmt(real)})",
-                      key=key)
+                c.say(ERROR, "dst-gap", line=key_line(c.text, key), key=key,
+                      time=dates.fmt(local), zone=name, real=dates.fmt(real))
             elif _ambiguous(local, tz):
-                c.add(WARNING, "dst-ambiguous", f"{key} {dates.fmt(local)} happens twice in "
-                      f"{name} (clocks go back); the first one is used", key=key)
+                c.say(WARNING, "dst-ambiguous", line=key_line(c.text, key), key=key,
+                      time=dates.fmt(local), zone=name)
     if data.get("event_status_reason") and data.get("event_status") in (None, "scheduled"):
-        c.add(WARNING, "status-reason-unused", "event_status_reason is shown only with "
-              "event_status: canceled or postponed", key="event_status_reason")
+        c.say(WARNING, "status-reason-unused", at="event_status_reason")
     if not data.get("venue") and not data.get("online_url") and record.status != "trash":
-        c.add(WARNING, "no-venue", "event has neither a venue nor an online_url", line=1)
+        c.say(WARNING, "no-venue", line=1)
 
 
 def _ambiguous(local: dt.datetime, tz: dt.tzinfo) -> bool:

@@ -499,45 +499,6 @@ def expand(block: dict, start: dt.datetime, end: dt.datetime, until: dt.datetime
     return out
 
 
-# ------------------------------------------------------------------- in words
-def describe_rule(text: str, start: dt.datetime) -> str:
-    """'every Tuesday 19:00', 'every 2 weeks on Monday, Thursday 09:30, 10 times'."""
-    rule = parse_rule(text, start)
-    freq = du.FREQNAMES[rule._freq]
-    unit = _FREQ_UNITS[freq]
-    interval = rule._interval
-    words = []
-    days = [(_DAY_CODES[d.weekday], d.n) for d in rule._original_rule.get("byweekday") or ()]
-    names = [(f"{_ORDINAL_WORDS.get(n, str(n))} " if n else "")
-             + WEEKDAYS[_DAY_CODES.index(c)].capitalize() for c, n in days]
-    if unit == "week" and interval == 1 and names:
-        words.append(f"every {', '.join(names)}")
-    else:
-        words.append(f"every {interval} {unit}s" if interval > 1 else f"every {unit}")
-        if names:
-            words.append(f"on the {', '.join(names)}" if any(n for _c, n in days)
-                         else f"on {', '.join(names)}")
-    monthdays = rule._original_rule.get("bymonthday") or ()
-    if monthdays:
-        words.append("on day " + ", ".join(str(d) for d in monthdays))
-    words.append(start.strftime("%H:%M"))
-    phrase = " ".join(words)
-    if rule._count:
-        phrase += f", {rule._count} times"
-    if rule._until:
-        phrase += f", until {rule._until.date().isoformat()}"
-    return phrase
-
-
-def describe(block: dict, start: dt.datetime) -> str:
-    """The block's rules in words; extra dates are counted."""
-    parts = [describe_rule(t, start) for t in rule_texts(block)]
-    if block.get("rdate"):
-        n = len(block["rdate"])
-        parts.append(f"{n} extra date{'s' if n != 1 else ''}")
-    return "; ".join(parts) or "once"
-
-
 def taken_out(block: dict | None) -> set[dt.datetime]:
     """Rule dates taken out: excluded or cancelled."""
     if not block:
@@ -545,40 +506,6 @@ def taken_out(block: dict | None) -> set[dt.datetime]:
     cancelled = {dt.datetime.fromisoformat(k) for k, c in block.get("changes", {}).items()
                  if c.get("cancelled")}
     return set(block.get("exdate", ())) | cancelled
-
-
-def _starts(block: dict | None, start: dt.datetime, end: dt.datetime,
-            until: dt.datetime) -> set[dt.datetime]:
-    if not block:
-        return {start}
-    return {o.start for o in expand(block, start, end, until) if not o.cancelled}
-
-
-def differences(old: tuple[dict | None, dt.datetime, dt.datetime],
-                new: tuple[dict | None, dt.datetime, dt.datetime],
-                until: dt.datetime) -> list[str]:
-    """A change of an event's repetition in words, for review: 'every Tuesday 19:00 →
-    every Wednesday 19:00', 'cancelled on 2027-03-02', '3 occurrences removed'.
-    Each side is (block or None, start, end); occurrences are counted to `until`."""
-    (old_block, old_start, old_end), (new_block, new_start, new_end) = old, new
-    if not old_block and not new_block:
-        return []
-    notes = []
-    before = describe(old_block, old_start) if old_block else "once"
-    after = describe(new_block, new_start) if new_block else "once"
-    if before != after:
-        notes.append(f"{before} → {after}")
-    old_off, new_off = taken_out(old_block), taken_out(new_block)
-    notes += [f"cancelled on {d:%Y-%m-%d}" for d in sorted(new_off - old_off)]
-    notes += [f"reinstated on {d:%Y-%m-%d}" for d in sorted(old_off - new_off)]
-    was = _starts(old_block, old_start, old_end, until)
-    now = _starts(new_block, new_start, new_end, until)
-    removed = len(was - now - new_off)  # a cancellation is already said
-    added = len(now - was - old_off)
-    for count, verb in ((removed, "removed"), (added, "added")):
-        if count:
-            notes.append(f"{count} occurrence{'s' if count != 1 else ''} {verb}")
-    return notes
 
 
 def changed(block: dict, start: dt.datetime, end: dt.datetime) -> list[Occurrence]:

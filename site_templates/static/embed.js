@@ -2,7 +2,8 @@
    <script src="https://…/assets/embed.js" defer></script>
    <calendar-events count="5" category="jazz" venue="the-blue-lantern" language="de"></calendar-events>
    Reads the interface's JSON: the build's snapshot of the query it needs first
-   (wp-json/…/events/embed/: all upcoming events, or a category's or a venue's), else
+   (wp-json/…/events/embed/: all upcoming events, a category's, a venue's, or a
+   category's at a venue), else
    the live interface; keeps the events that have not ended and match the attributes.
    Its words come in the `language` attribute's language (else the page's, else the
    calendar's) when the calendar has a catalog for it: the build fills in WORDS.
@@ -35,13 +36,19 @@
     return loads[url];
   }
 
-  /* The snapshot answering the query: by the venue when both filters are set (a venue
-     has fewer events than a category), by slug or by id. */
-  function snapshotOf(category, venue) {
-    var pick = venue ? ["venue", venue] : category ? ["category", category] : null;
-    if (!pick) { return "events/embed/all.json"; }
-    var byId = /^\d+$/.test(pick[1]);
-    return "events/embed/" + pick[0] + (byId ? "-id/" : "/") + encodeURIComponent(pick[1]) + ".json";
+  /* The snapshots answering the query, best first: with both filters the pair's
+     (written only where the venue's list misses some of its events), then the
+     venue's (a venue has fewer events than a category); by slug or by id. */
+  function snapshotsOf(category, venue) {
+    function one(kind, name) {
+      var byId = /^\d+$/.test(name);
+      return "events/embed/" + kind + (byId ? "-id/" : "/") + encodeURIComponent(name) + ".json";
+    }
+    if (category && venue) {
+      return ["events/embed/pair/" + encodeURIComponent(category) + "/" +
+        encodeURIComponent(venue) + ".json", one("venue", venue)];
+    }
+    return venue ? [one("venue", venue)] : category ? [one("category", category)] : [];
   }
 
   /* The first of these addresses that answers: a filter's snapshot, then all upcoming
@@ -131,7 +138,7 @@
     self.textContent = "";
     var status = add(self, "p", "calendar-events-status", words.loading, words);
     status.setAttribute("role", "status");
-    var urls = [snapshotOf(category, venue), "events/embed/all.json", query].map(function (u) {
+    var urls = snapshotsOf(category, venue).concat(["events/embed/all.json", query]).map(function (u) {
       return new URL(u, api).href;
     });
     eventsFrom(urls).then(function (events) {
