@@ -47,7 +47,7 @@ from pathlib import Path
 
 from ..model import clock as clocks
 from ..model import slugs
-from ..store import yamlfile
+from ..store import gitfast, yamlfile
 from ..store.conflicts import CONFLICTS_DIR
 from ..store.content import ContentTree
 from . import fieldmerge
@@ -289,11 +289,16 @@ class RemoteSync:
 
     def _push(self, deadline: float) -> str:
         """Push the branch: the head pushed, "" when refused (the remote moved on)."""
-        head = self._rev(self.branch)
+        # The refs read and moved in this process: two git processes fewer per push.
+        git_dir = self.tree.git_dir
+        local = f"refs/heads/{self.branch}"
+        head = (gitfast.read_ref(git_dir, local) if git_dir else None) or self._rev(local)
         proc = self._network(deadline, "push", "--porcelain", self.remote,
                              f"{head}:refs/heads/{self.branch}")
         if proc.returncode == 0:
-            self.git("update-ref", self.upstream, head)
+            if not (git_dir and gitfast.set_ref(git_dir, self.upstream, head,
+                                                "update by push")):
+                self.git("update-ref", self.upstream, head)
             return head
         if _REFUSED.search(proc.stdout + proc.stderr):
             return ""
