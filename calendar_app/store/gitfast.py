@@ -114,10 +114,10 @@ def _commit(pygit2: object, repo: object, git_root: Path, paths: Sequence[str], 
     return True
 
 
-def read_ref(git_dir: Path, name: str) -> str | None:
+def read_ref(git_dir: Path | None, name: str) -> str | None:
     """The commit a full ref name (or HEAD) points to, as `git rev-parse --verify -q`
     gives it: "" when there is no such ref, None when git must answer."""
-    if name != "HEAD" and not name.startswith("refs/"):
+    if git_dir is None or (name != "HEAD" and not name.startswith("refs/")):
         return None  # git's own lookup rules for short names
     import pygit2
 
@@ -128,10 +128,10 @@ def read_ref(git_dir: Path, name: str) -> str | None:
         return None
 
 
-def set_ref(git_dir: Path, name: str, sha: str, message: str) -> bool:
+def set_ref(git_dir: Path | None, name: str, sha: str, message: str) -> bool:
     """`git update-ref name sha` (with a reflog entry where git would write one);
     False when git must do it."""
-    if not name.startswith("refs/"):
+    if git_dir is None or not name.startswith("refs/"):
         return False
     import pygit2
 
@@ -147,3 +147,39 @@ def preload() -> None:
     """Import libgit2 now (the serving process, before forking workers): ~0.3 s that a
     first write would otherwise pay holding the write lock."""
     import pygit2  # noqa: F401
+
+
+def delete_ref(git_dir: Path | None, name: str) -> bool:
+    """`git update-ref -d name`; False when git must do it."""
+    if git_dir is None or not name.startswith("refs/"):
+        return False
+    import pygit2
+
+    try:
+        ref = pygit2.Repository(str(git_dir)).references.get(name)
+        if ref is not None:
+            ref.delete()
+    except (pygit2.GitError, KeyError, ValueError):
+        return False
+    return True
+
+
+def ahead(git_dir: Path | None, local: str, upstream: str) -> int | None:
+    """How many commits `local` has that `upstream` lacks (full ref names; an absent
+    upstream lacks them all); None when git must count."""
+    if git_dir is None:
+        return None
+    import pygit2
+
+    try:
+        repo = pygit2.Repository(str(git_dir))
+        mine = repo.references.get(local)
+        if mine is None:
+            return 0
+        theirs = repo.references.get(upstream)
+        head = mine.resolve().target
+        if theirs is None:
+            return sum(1 for _ in repo.walk(head))
+        return repo.ahead_behind(head, theirs.resolve().target)[0]
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
