@@ -120,6 +120,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                                         else None, headers.get("x-calendar-sync")))
 
             sessions = [daemon.proc.pid, *(proc.pid for proc in procs)]
+            traced_before = git_processes()
             cpu_before = sessions_cpu(sessions)
             load_before = loadavg()
             threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
@@ -130,6 +131,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                 thread.join()
             wall = time.perf_counter() - started
             cpu = sessions_cpu(sessions) - cpu_before
+            traced = git_processes() - traced_before
             load_after = loadavg()
             ids = [i for status, i, _ in answers if status == 201]
             # Queued writes (their pushes lost every race meanwhile) are pushed by the
@@ -145,7 +147,9 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
         finally:
             for proc in procs:
                 stop_process(proc)
-    return {"cpu_per_write": cpu / max(1, len(ids)),"instances": instances, "writes": writes, "wall": wall,
+    return {"cpu_per_write": cpu / max(1, len(ids)),
+            "git_per_write": traced / max(1, len(ids)) if TRACE_ENV in os.environ else None,
+            "instances": instances, "writes": writes, "wall": wall,
             "per_second": len(ids) / wall, "p50": statistics.median(latencies),
             "p95": percentile(latencies, 0.95), "max": max(latencies),
             "failed": writes - len(ids), "lost": len(missing),
@@ -153,6 +157,16 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             "settled": settled, "duplicates": len(on_remote) - len(set(on_remote)),
             "pushes": len(pushes.read_text().splitlines()) if pushes.exists() else 0,
             "load": f"{load_before} -> {load_after}"}
+
+
+TRACE_ENV = "GIT_TRACE2_EVENT"
+
+
+def git_processes() -> int:
+    """git processes started so far (`--count-git`: git's trace2 writes one file per
+    process in that folder, servers' and daemon's alike)."""
+    folder = os.environ.get(TRACE_ENV)
+    return len(os.listdir(folder)) if folder else 0
 
 
 def sessions_cpu(sessions: list[int]) -> float:
@@ -241,8 +255,13 @@ def main() -> int:
     parser.add_argument("--leasers", type=int, default=3)
     parser.add_argument("--ids", type=int, default=300)
     parser.add_argument("--root", type=Path)
+    parser.add_argument("--count-git", action="store_true",
+                        help="count the git processes per write (git's trace2 files)")
     args = parser.parse_args()
     root = args.root or Path(tempfile.mkdtemp(prefix="multi-instance-bench-"))
+    if args.count_git:  # inherited by the daemon, the servers and their git processes
+        os.environ[TRACE_ENV] = str(root / "git-trace2")
+        os.makedirs(os.environ[TRACE_ENV], exist_ok=True)
     if args.leases_only:
         figures = run_leases(root / "leases", args.leasers, args.ids)
         print(f"one lease over git://: p50 {figures['lease_p50_ms']:.0f} ms, max "
@@ -252,9 +271,10 @@ def main() -> int:
               f"compare-and-swap rounds per lease, {figures['overlaps']} overlapping blocks")
         return 0
     print("| instances | workers x threads | writes | clients | wall | writes/s | p50 | p95 "
-          "| max | not 201 | queued | pushes | CPU per write | all on remote after | lost "
+          "| max | not 201 | queued | pushes | CPU per write | git processes per write "
+          "| all on remote after | lost "
           "| duplicate ids | load before -> after |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for count in args.instances:
         f = run_writes(root / f"x{count}", count, args.writes, args.clients, args.workers,
                        args.push, args.threads)
@@ -263,6 +283,7 @@ def main() -> int:
               f"{f['per_second']:.1f} | {1000 * f['p50']:.0f} ms | {1000 * f['p95']:.0f} ms"
               f" | {1000 * f['max']:.0f} ms | {f['failed']} | {f['queued']} | "
               f"{f['pushes']} | {1000 * f['cpu_per_write']:.0f} ms | "
+              f"{'-' if f['git_per_write'] is None else format(f['git_per_write'], '.1f')} | "
               f"{f['settled']:.1f} s | {f['lost']} | "
               f"{f['duplicates']} | {f['load']} |", flush=True)
     return 0

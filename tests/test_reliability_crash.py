@@ -234,6 +234,15 @@ def _inject(fault: str) -> None:
                 die()
             return original_git(self, *args, **kwargs)
         ContentTree._git = git_then_die
+        # The usual commit is made in-process (store/gitfast.py): staged in the index,
+        # then the commit object and the branch; die between the two.
+        import pygit2
+
+        def create_commit_then_die(self, *args, **kwargs):
+            if fault == "git-index-lock-left":
+                (Path(self.path) / "index.lock").write_text("")
+            die()
+        pygit2.Repository.create_commit = create_commit_then_die
     elif fault == "committed-intent-left":
         original_commit = ContentTree.commit
 

@@ -351,8 +351,13 @@ def test_force_pushed_branch_is_adopted_not_undone(tmp_path: Path, remote: Path,
     subprocess.run(["git", "clone", "-q", str(remote), str(editor)], check=True)
     hidden = tmp_path / "away.git"
     remote.rename(hidden)
+    sync = app.extensions["calendar"].remote_sync
+    sync.caught_up.clear()
     resp = client.post(f"{BASE}/venues", headers=admin, json={"venue": "Only Ours"})
     assert resp.status_code == 201 and resp.headers["X-Calendar-Sync"] == "queued"
+    # The queued write wakes the sync thread: its retry must fail while the remote is
+    # away, else it pushes "Only Ours" (racing the editor's force-push below).
+    assert sync.caught_up.wait(30)
     hidden.rename(remote)
     git(editor, "reset", "-q", "--hard", "HEAD~1")  # drops the private venue's commit
     (editor / EVENT_FILE).write_text(replace_key((editor / EVENT_FILE).read_text(), "title",

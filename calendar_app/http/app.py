@@ -8,6 +8,7 @@ from pathlib import Path
 from flask import Flask
 
 from ..importing.sources import Scheduler
+from ..store import gitfast
 from ..store.locations import DEFAULT_BASE_PATH, default_users_file
 from ..store.starter import ensure_demo
 from ..sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT
@@ -77,6 +78,7 @@ def create_app(config: dict | None = None) -> Flask:
         sync=sync, id_block=int(app.config["ID_BLOCK"]),
         id_lease_timeout=seconds(app.config["ID_LEASE_TIMEOUT"], "ID_LEASE_TIMEOUT"))
     app.extensions["calendar"] = calendar
+    gitfast.preload()  # before gunicorn forks: not in a first write, under the lock
     atexit.register(calendar.close)
 
     @app.before_request

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..model.resources import RESOURCES
 from ..model.settings import DEFAULT_SETTINGS
-from . import bulkwrite, yamlfile
+from . import bulkwrite, gitfast, yamlfile
 
 SETTINGS_FILE = "calendar.yaml"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -148,6 +148,7 @@ class ContentTree:
         self._git_root: Path | None | bool = False  # False = not looked up yet
         self._unsynced: set[Path] | None = None  # folders to sync at the end of _apply
         self._unsynced_files: list[Path] | None = None  # files, too, in a large _apply
+        self._fast_commits = 0  # commits gitfast made: git's maintenance every so many
 
     # -- reading -------------------------------------------------------------
     def scan(self) -> Iterator[FileStat]:
@@ -485,8 +486,15 @@ class ContentTree:
             if failed is not None:
                 raise GitError(("fast-import",), failed, self._git_root or None)
             return self._commit_many(paths, message, author)
-        # The usual write: every path is on disk or known to git, so one `add` and one
-        # `commit` do (they run under the write lock: each git process counts).
+        # The usual write, under the write lock where each git process counts: made in
+        # this process (gitfast.py), or by one `add` and one `commit`.
+        done = gitfast.commit(self.git_root, self.git_dir, paths, message, author,
+                              git_env()) if paths and self.git_dir else None
+        if done is not None:
+            self._fast_commits += 1
+            if done and self._fast_commits % gitfast.MAINTENANCE_EVERY == 0:
+                self._git_ok("maintenance", "run", "--auto", "--quiet")
+            return done
         if paths and self._git_ok("add", "-A", "--", *paths) and self._git_ok(
                 "commit", "-q", "--no-verify", "--author", author, "-m", message, "--", *paths):
             return True

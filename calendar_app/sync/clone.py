@@ -39,6 +39,18 @@ def git_call(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] |
     return proc
 
 
+def ours_entry(git_root: Path | None, path: str, blob: str | None) -> dict:
+    """A conflict entry holding our side of `path` (None: we deleted it)."""
+    if blob is None:
+        return {"path": path, "ours_file": None}
+    ours = subprocess.run(["git", "cat-file", "blob", blob], cwd=git_root,
+                          capture_output=True, check=True).stdout
+    try:
+        return {"path": path, "ours_file": ours.decode("utf-8")}
+    except UnicodeDecodeError:  # an image: its blob stays in git's objects
+        return {"path": path, "ours_file": None, "ours_blob": blob}
+
+
 def prepare_clone(content: Path, settings: SyncSettings) -> str:
     """Clone the remote into `content` when it is missing or empty; else check that
     the clone there knows the remote (by name or URL). Returns the remote's name.

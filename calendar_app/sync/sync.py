@@ -47,11 +47,11 @@ from pathlib import Path
 
 from ..model import clock as clocks
 from ..model import slugs
-from ..store import yamlfile
+from ..store import gitfast, yamlfile
 from ..store.conflicts import CONFLICTS_DIR
 from ..store.content import ContentTree
 from . import fieldmerge
-from .clone import git_call, git_reason
+from .clone import git_call, git_reason, ours_entry
 from .pushgroup import PushGroup
 from .settings import RemoteStalled, SyncError, SyncSettings
 from .state import STATE_FILE, read_state, write_state
@@ -119,7 +119,15 @@ class RemoteSync:
         return git_call(root, *args, check=check, env=env, timeout=timeout, input=input)
 
     def _rev(self, ref: str) -> str:
-        return self.git("rev-parse", "--verify", "-q", ref, check=False).stdout.strip()
+        # Refs are read in this process when they can be (gitfast.py): a refused push
+        # reads a dozen, a git process each otherwise.
+        fast = gitfast.read_ref(self.tree.git_dir, ref)
+        return self.git("rev-parse", "--verify", "-q", ref, check=False).stdout.strip() \
+            if fast is None else fast
+
+    def _has_unpushed(self) -> bool:
+        count = gitfast.ahead(self.tree.git_dir, f"refs/heads/{self.branch}", self.upstream)
+        return bool(self.unpushed()) if count is None else count > 0
 
     def unpushed(self) -> list[str]:
         """Local commits the remote branch lacks, oldest first ("sha subject")."""
@@ -245,7 +253,7 @@ class RemoteSync:
                     self.git("update-ref", self.upstream, fetched or self._fetch(deadline))
                     fetched = ""
                     changed |= self._integrate(previous)
-                if (fetch and not self.unpushed()) or self._push(deadline):
+                if (fetch and not self._has_unpushed()) or self._push(deadline):
                     self._save_state(error="", pushed=True)
                     self.group.record(self.group.made(), pushed=True)
                     return SyncResult("pushed", self._rev("HEAD"), frozenset(changed))
@@ -279,21 +287,24 @@ class RemoteSync:
         ref = f"refs/calendar/fetching/{os.getpid()}-{threading.get_ident()}"
         # --refmap= : no opportunistic update of the remote-tracking branch, which
         # would race with the one made under the lock ("cannot lock ref").
+        # --no-auto-maintenance: the commits' own runs often enough (gitfast.py).
         proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head", "--refmap=",
-                             self.remote, f"+refs/heads/{self.branch}:{ref}")
+                             "--no-auto-maintenance", self.remote, f"+refs/heads/{self.branch}:{ref}")
         if proc.returncode:
             raise SyncError(f"git fetch failed: {git_reason(proc.stderr or proc.stdout)}")
         head = self._rev(ref)
-        self.git("update-ref", "-d", ref)
+        if not gitfast.delete_ref(self.tree.git_dir, ref):
+            self.git("update-ref", "-d", ref)
         return head
 
     def _push(self, deadline: float) -> str:
         """Push the branch: the head pushed, "" when refused (the remote moved on)."""
-        head = self._rev(self.branch)
+        head = self._rev(f"refs/heads/{self.branch}")
         proc = self._network(deadline, "push", "--porcelain", self.remote,
                              f"{head}:refs/heads/{self.branch}")
         if proc.returncode == 0:
-            self.git("update-ref", self.upstream, head)
+            if not gitfast.set_ref(self.tree.git_dir, self.upstream, head, "update by push"):
+                self.git("update-ref", self.upstream, head)
             return head
         if _REFUSED.search(proc.stdout + proc.stderr):
             return ""
@@ -319,7 +330,7 @@ class RemoteSync:
             conflicts = self._adopt_rewritten(known, target)
         elif behind == "0":
             return set()
-        elif not self.unpushed():
+        elif not self._has_unpushed():
             self.git("merge", "-q", "--ff-only", self.upstream)
             conflicts: list[dict] = []
         else:
@@ -353,7 +364,7 @@ class RemoteSync:
         entries = []
         for path in filter(None, paths.split("\0")):
             blob = self.git("rev-parse", "--verify", "-q", f"HEAD:{path}", check=False)
-            entry = self._ours_entry(path, blob.stdout.strip() or None)
+            entry = ours_entry(self.tree.git_root, path, blob.stdout.strip() or None)
             entries.append({**entry, "rewritten": True})
         self.git("reset", "-q", "--keep", target)
         note = (f"the remote branch was rewritten (force-pushed) from {known[:12]} to "
@@ -430,18 +441,7 @@ class RemoteSync:
             Path(root, path).unlink(missing_ok=True)
         if 3 not in stages:
             return None if 2 not in stages else {"path": path, "ours_file": None}
-        return self._ours_entry(path, stages[3])
-
-    def _ours_entry(self, path: str, blob: str | None) -> dict:
-        """A conflict entry holding our side of `path` (None: we deleted it)."""
-        if blob is None:
-            return {"path": path, "ours_file": None}
-        ours = subprocess.run(["git", "cat-file", "blob", blob], cwd=self.tree.git_root,
-                              capture_output=True, check=True).stdout
-        try:
-            return {"path": path, "ours_file": ours.decode("utf-8")}
-        except UnicodeDecodeError:  # an image: its blob stays in git's objects
-            return {"path": path, "ours_file": None, "ours_blob": blob}
+        return ours_entry(self.tree.git_root, path, stages[3])
 
     def _move_displaced(self, target: str) -> None:
         """Records made here whose file name (their slug) the remote gave another new
