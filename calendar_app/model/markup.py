@@ -238,6 +238,10 @@ _WHITESPACE = re.compile(r"\s+")
 _HTML_SPACE = re.compile(r"[ \t\n\r\f\v]+")  # HTML's white space: no no-break space
 
 
+# An event page asks for the text of its title, excerpt and description about seven
+# times (head tags, JSON-LD, calendar links, feeds): five regex passes each, a tenth of
+# the page's Python before this cache. Neighbouring outputs show the same event.
+@lru_cache(maxsize=1024)
 def plain_text(html: str, keep_no_break: bool = False) -> str:
     """Text content of an HTML fragment: tags removed, entities decoded, spaces collapsed;
     `keep_no_break`: a no-break space stays one (a title's text, as its author typed)."""

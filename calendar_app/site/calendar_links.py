@@ -96,7 +96,13 @@ def body(event: EventView, page_url: str) -> str:
     """The excerpt, else the description, as text (links keep their addresses), cut to
     BODY_LIMIT at a word, then the event page's address: the rest is a click away (and
     in the .ics). An event page carries it three times."""
-    text = html_to_text(str(event.excerpt or event.description), page_url)
+    return _body(str(event.excerpt or event.description), page_url)
+
+
+# Both links of an event page carry the same body: one HTML parse for the two.
+@lru_cache(maxsize=64)
+def _body(html: str, page_url: str) -> str:
+    text = html_to_text(html, page_url)
     if len(text) > BODY_LIMIT:
         cut = text.rfind(" ", 0, BODY_LIMIT)
         text = text[:cut if cut > 0 else BODY_LIMIT].rstrip() + " …"

@@ -45,6 +45,17 @@ class BuildRepresenter(Representer):
             found = self._memo[key] = make()
         return found
 
+    def url(self, record: Record) -> str:
+        # An event page links its venue, organizers and terms (a term's URL climbs its
+        # parents): the same few dozen URLs asked for 17 times an event. Events are
+        # not kept: --watch swaps an edited event's record within one build's model.
+        if record.collection == "events":
+            return super().url(record)
+        found = self._memo.get(("url", record.id))
+        if found is None or found[0] is not record:
+            found = self._memo[("url", record.id)] = (record, super().url(record))
+        return found[1]
+
     def venue(self, record: Record, single: bool = False) -> dict:
         return self._once(("venue", record.id, single),
                           lambda: super(BuildRepresenter, self).venue(record, single))

@@ -182,10 +182,27 @@ def _plain_start(html: str, length: int) -> str:
     return markup.plain_text(html)
 
 
+# (id(venue), with_name, territory) -> (venue, lines): a venue's address is asked
+# four times by each of its events' pages and once by each .ics (thousands of events,
+# a few dozen venues). Records are replaced, never changed, when their file changes:
+# the record itself is compared, so a reused id() is no false hit.
+_ADDRESSES: dict[tuple[int, bool, str | None], tuple[Record, list[str]]] = {}
+
+
 def address_lines(venue: Record, with_name: bool = False,
                   territory: str | None = None) -> list[str]:
     """The venue's address in its country's order (addresses.py); a venue that names
     no country known there is taken to be in `territory` (the calendar's locale's)."""
+    key = (id(venue), with_name, territory)
+    found = _ADDRESSES.get(key)
+    if found is None or found[0] is not venue:
+        if len(_ADDRESSES) > 4096:  # edited venues in a long --watch session
+            _ADDRESSES.clear()
+        found = _ADDRESSES[key] = (venue, _address_lines(venue, with_name, territory))
+    return list(found[1])
+
+
+def _address_lines(venue: Record, with_name: bool, territory: str | None) -> list[str]:
     region = venue.get("stateprovince") or venue.get("state") or venue.get("province") or ""
     lines = [venue.name] if with_name else []
     lines += addresses.postal_lines(str(venue.get("address") or ""),

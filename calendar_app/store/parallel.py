@@ -7,6 +7,7 @@ the catalog to parse thousands of files and by the site builder to render.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import traceback
@@ -59,6 +60,10 @@ def run(items: Sequence[T], render: Callable[[T], R], place: Callable[[T, int], 
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: render its share, report, and leave without cleanup
+            # What the parent made is out of the collector's sight here: a collection
+            # would walk (and copy, writing each object's header) the parent's whole
+            # heap, the site plan at 10,000 events some hundreds of MB.
+            gc.freeze()
             os.close(read_end)
             status = 0
             try:
