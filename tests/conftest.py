@@ -89,12 +89,19 @@ def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_sample_site(tmp_path_factory.mktemp("sample-site"))
 
 
-@pytest.fixture(autouse=True)
-def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+def set_git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commit author of every test; module and session fixtures that commit set it
+    themselves (`with pytest.MonkeyPatch.context() as mp: set_git_identity(mp)`), as
+    they run before the autouse fixture below."""
     for who in ("AUTHOR", "COMMITTER"):
         monkeypatch.setenv(f"GIT_{who}_NAME", "Test Runner")
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.fixture(autouse=True)
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    set_git_identity(monkeypatch)
 
 
 def git(repo: Path, *args: str) -> str:
@@ -125,9 +132,7 @@ def _template(source: Path | None) -> Path:
         atexit.register(shutil.rmtree, base, ignore_errors=True)
         repo = base / "repo"
         with pytest.MonkeyPatch.context() as mp:  # the same author whoever asks first
-            for who in ("AUTHOR", "COMMITTER"):
-                mp.setenv(f"GIT_{who}_NAME", "Test Runner")
-                mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
+            set_git_identity(mp)
             _init_repo(repo, source)
             git(repo, "gc", "-q")  # a few pack files to copy instead of a loose object each
         for sample in (repo / ".git" / "hooks").glob("*.sample"):
@@ -168,9 +173,7 @@ def content(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with pytest.MonkeyPatch.context() as mp:
-        for who in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{who}_NAME", "Test Runner")
-            mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
+        set_git_identity(mp)
         return make_repo(tmp_path_factory.mktemp("template")).parent
 
 
