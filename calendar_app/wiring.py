@@ -23,7 +23,7 @@ from .service import Service
 from .store import firstseen
 from .store.content import ContentTree
 from .store.locations import default_cache_dir
-from .store.users import UserStore
+from .store.users import DEFAULT_HASH_N, UserStore
 from .sync.clone import prepare_clone
 from .sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT, IdLeases
 from .sync.settings import SyncSettings
@@ -133,11 +133,13 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
                   index_in_background: bool = True,
                   sync: SyncSettings | None = None,
                   id_block: int = DEFAULT_BLOCK,
-                  id_lease_timeout: float = LEASE_TIMEOUT) -> Calendar:
+                  id_lease_timeout: float = LEASE_TIMEOUT,
+                  password_hash_n: int = DEFAULT_HASH_N) -> Calendar:
     """`sync`: keep the tree in step with a remote branch (cloned into `content` when
     that folder is empty or missing); new ids then come from blocks leased on that
     remote (`idlease`, `id_block` ids at a time), as other instances may share it; a
-    remote silent for `id_lease_timeout` seconds delays the start no longer."""
+    remote silent for `id_lease_timeout` seconds delays the start no longer.
+    `password_hash_n`: scrypt's cost for new passwords (users.py; only tests lower it)."""
     remote = prepare_clone(content, sync) if sync else ""
     cache_dir = cache_dir or default_cache_dir(content)
     tree = open_tree(content, cache_dir)
@@ -153,7 +155,7 @@ def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None
     index = CalendarIndex(catalog, cache_dir, background=index_in_background)
     index.cache_file = cache_dir / "catalog.pickle"
     journal = Journal(cache_dir / "journal", catalog)
-    users = UserStore(users_file)
+    users = UserStore(users_file, password_hash_n)
     service = Service(catalog, users, clock)
     remote_sync = RemoteSync(tree, sync, remote, cache_dir, clock) if sync else None
     subscribe(tree, catalog, index, journal, service, remote_sync)

@@ -18,6 +18,7 @@ import pytest
 from calendar_app.http.app import create_app
 from calendar_app.site import Options, build
 from calendar_app.store.users import ROLES, UserStore
+from calendar_app.wiring import open_calendar
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = REPO_ROOT / "content"
@@ -36,6 +37,34 @@ start_date: 2027-05-01 19:00:00
 end_date: 2027-05-01 21:00:00
 venue: the-blue-lantern
 """
+
+
+def _share_url_builders() -> None:
+    """Each app compiles a Python function per URL rule to build its URLs (werkzeug's
+    `Rule._compile_builder`): ~35 ms CPU of the ~80 ms an app costs, paid by every test
+    that makes one. Those functions depend only on the rule's parts (the rule object is
+    their first argument) and its defaults, so a test process compiles each distinct
+    rule without defaults once. Without that private method (another werkzeug) nothing
+    is shared and nothing else changes."""
+    from werkzeug.routing.rules import Rule
+
+    compile_builder = getattr(Rule, "_compile_builder", None)
+    if compile_builder is None:
+        return
+    compiled: dict[tuple, Callable] = {}
+
+    def shared(rule: Rule, append_unknown: bool = True) -> Callable:
+        if rule.defaults:  # folded in through the converters' settings: not shared
+            return compile_builder(rule, append_unknown)
+        key = (rule.rule, tuple(rule._trace), append_unknown)
+        if key not in compiled:
+            compiled[key] = compile_builder(rule, append_unknown)
+        return compiled[key]
+
+    Rule._compile_builder = shared
+
+
+_share_url_builders()
 
 
 def site_options(content: Path, out: Path, cache: Path,
@@ -60,12 +89,19 @@ def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_sample_site(tmp_path_factory.mktemp("sample-site"))
 
 
-@pytest.fixture(autouse=True)
-def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+def set_git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commit author of every test; module and session fixtures that commit set it
+    themselves (`with pytest.MonkeyPatch.context() as mp: set_git_identity(mp)`), as
+    they run before the autouse fixture below."""
     for who in ("AUTHOR", "COMMITTER"):
         monkeypatch.setenv(f"GIT_{who}_NAME", "Test Runner")
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.fixture(autouse=True)
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    set_git_identity(monkeypatch)
 
 
 def git(repo: Path, *args: str) -> str:
@@ -96,9 +132,7 @@ def _template(source: Path | None) -> Path:
         atexit.register(shutil.rmtree, base, ignore_errors=True)
         repo = base / "repo"
         with pytest.MonkeyPatch.context() as mp:  # the same author whoever asks first
-            for who in ("AUTHOR", "COMMITTER"):
-                mp.setenv(f"GIT_{who}_NAME", "Test Runner")
-                mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
+            set_git_identity(mp)
             _init_repo(repo, source)
             git(repo, "gc", "-q")  # a few pack files to copy instead of a loose object each
         for sample in (repo / ".git" / "hooks").glob("*.sample"):
@@ -139,9 +173,7 @@ def content(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with pytest.MonkeyPatch.context() as mp:
-        for who in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{who}_NAME", "Test Runner")
-            mp.setenv(f"GIT_{who}_EMAIL", "runner@example.org")
+        set_git_identity(mp)
         return make_repo(tmp_path_factory.mktemp("template")).parent
 
 
@@ -160,11 +192,18 @@ def admin(auth: Callable[[str], dict]) -> dict:
     return auth("administrator")
 
 
+# scrypt's cost for the test users' passwords and the test apps' (PASSWORD_HASH_N): the
+# production cost (50-130 ms a check) paid by every sign-in and first Basic request of
+# every test was the suite's largest single cost. test_reliability_access checks the
+# production cost on a store of its own.
+FAST_HASH_N = 16
+
+
 @pytest.fixture(scope="session")
 def users_master(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """Hashing passwords is slow on purpose: make the users file once per session."""
+    """The users file, made once per session."""
     path = tmp_path_factory.mktemp("users") / "users.yaml"
-    store = UserStore(path)
+    store = UserStore(path, FAST_HASH_N)
     return path, {role: store.add(role, role) for role in ROLES}
 
 
@@ -183,7 +222,7 @@ SIGN_IN_PASSWORD = "correct horse battery"
 def signed_users_master(users_master: tuple[Path, dict[str, str]]) -> Path:
     path = users_master[0].with_name("signed-users.yaml")
     shutil.copy(users_master[0], path)
-    store = UserStore(path)
+    store = UserStore(path, FAST_HASH_N)
     for role in ROLES:
         store.set_sign_in_password(role, f"{SIGN_IN_PASSWORD} {role}")
     return path
@@ -213,12 +252,34 @@ def sign_in(client, role: str, password: str | None = None):
         "csrf_token": token})
 
 
+_WARM_CACHE: list[Path] = []
+
+
+def _warm_cache() -> Path:
+    """The start-up caches (catalog, first-seen times, search postings) of one app
+    opened over a copy of the sample template, once per test process. Every entry in
+    them is keyed by a file's stat or the git HEAD, which `make_repo`'s copies keep, so
+    an app over such a copy starts as a restarted server does; a file a test changed
+    first is parsed again, as in production."""
+    if not _WARM_CACHE:
+        base = Path(tempfile.mkdtemp(prefix="calendar-test-cache-"))
+        atexit.register(shutil.rmtree, base, ignore_errors=True)
+        content = make_repo(base)
+        open_calendar(content, base / "users.yaml", base / "cache", NOW,
+                      index_in_background=False).close()
+        _WARM_CACHE.append(base / "cache")
+    return _WARM_CACHE[0]
+
+
 @pytest.fixture
 def config(tmp_path: Path, content: Path, users: dict[str, str]) -> dict:
+    """An app's configuration over `content`: its caches start as the sample's (see
+    `_warm_cache`; the start-up cache's own tests start without)."""
+    shutil.copytree(_warm_cache(), tmp_path / "cache")
     return {"CONTENT_DIR": str(content), "USERS_FILE": str(tmp_path / "users.yaml"),
             "CACHE_DIR": str(tmp_path / "cache"), "NOW": NOW, "TESTING": True,
             # Tests log in wrongly on purpose, many times; throttling has its own tests.
-            "LOGIN_MAX_FAILURES": 10_000}
+            "LOGIN_MAX_FAILURES": 10_000, "PASSWORD_HASH_N": FAST_HASH_N}
 
 
 @pytest.fixture

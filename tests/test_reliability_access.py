@@ -481,3 +481,19 @@ def test_limits_are_documented() -> None:
 @pytest.fixture
 def _unused_now() -> object:  # keeps NOW imported for readers comparing with conftest
     return NOW
+
+
+def test_a_hash_names_a_cost_other_than_the_default_and_is_checked_at_it(
+        tmp_path: Path) -> None:
+    from calendar_app.store.users import UserStore
+
+    cheap = UserStore(tmp_path / "users.yaml", hash_n=16)
+    password = cheap.add("a")
+    assert "scrypt:16$" in (tmp_path / "users.yaml").read_text()
+    # Another store at the production cost still checks it at the cost it names.
+    assert UserStore(tmp_path / "users.yaml").authenticate("a", password) is not None
+    assert UserStore(tmp_path / "users.yaml").authenticate("a", "wrong") is None
+    text = (tmp_path / "users.yaml").read_text()
+    for bogus in ("scrypt:3$", "scrypt:0$", "scrypt:x$", "scrypt:1048576$", "bcrypt$"):
+        (tmp_path / "users.yaml").write_text(text.replace("scrypt:16$", bogus))
+        assert UserStore(tmp_path / "users.yaml").authenticate("a", password) is None

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, SAMPLE_NEXT_ID, git
+from conftest import BASE, NOW, SAMPLE_NEXT_ID, git, make_repo, set_git_identity
 
 from calendar_app.site import Options, build
 
@@ -88,10 +88,7 @@ def unescaped(text: str) -> str:
     return json.dumps(json.loads(text), ensure_ascii=False)
 
 
-@pytest.fixture
-def content(content: Path) -> Path:
-    """The sample calendar plus a published event linked to a draft venue and a draft
-    organizer (and to a published organizer), committed."""
+def _add_drafts(content: Path) -> Path:
     (content / "events/2027" / f"{EVENT_SLUG}.yaml").write_text(EVENT)
     (content / "venues/secret-cellar-stage.yaml").write_text(VENUE)
     (content / "organizers/shadow-promoters.yaml").write_text(ORGANIZER)
@@ -99,6 +96,13 @@ def content(content: Path) -> Path:
     git(content.parent, "add", "-A")
     git(content.parent, "commit", "-q", "-m", "drafts linked from a published event")
     return content
+
+
+@pytest.fixture
+def content(content: Path) -> Path:
+    """The sample calendar plus a published event linked to a draft venue and a draft
+    organizer (and to a published organizer), committed."""
+    return _add_drafts(content)
 
 
 # -- the interface ---------------------------------------------------------------
@@ -192,8 +196,13 @@ def test_lists_filtered_by_a_draft_event_answer_as_for_an_unknown_id(
 
 
 # -- the static site ---------------------------------------------------------------
-@pytest.fixture
-def site(content: Path, tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site of that calendar, built once: its tests only read it."""
+    tmp_path = tmp_path_factory.mktemp("leaks-site")
+    with pytest.MonkeyPatch.context() as mp:
+        set_git_identity(mp)
+        content = _add_drafts(make_repo(tmp_path))
     report = build(Options(content=content, out=tmp_path / "public", now=NOW,
                            base_url="https://example.org/calendar/",
                            cache_dir=tmp_path / "site-cache", progress=False))

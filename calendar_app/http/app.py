@@ -11,6 +11,7 @@ from ..importing.sources import Scheduler
 from ..store import gitfast
 from ..store.locations import DEFAULT_BASE_PATH, default_users_file
 from ..store.starter import ensure_demo
+from ..store.users import DEFAULT_HASH_N
 from ..sync.idlease import DEFAULT_BLOCK, LEASE_TIMEOUT
 from ..sync.settings import NETWORK_TIMEOUT, SyncSettings, seconds
 from ..wiring import Calendar, open_calendar, subscribe_follower
@@ -34,7 +35,9 @@ def create_app(config: dict | None = None) -> Flask:
     SITE_URL, else LOCAL_URL (the address `serve` listens at), else calendar.yaml's
     `url`.
     SOURCES_TICK (60): seconds between looks for import sources that are due (0 = none
-    run while serving; importing/sources.py)."""
+    run while serving; importing/sources.py).
+    PASSWORD_HASH_N (2**14): scrypt's cost for passwords set through the app and for
+    the check of unknown names; for tests only, which lower it (store/users.py)."""
     app = Flask(__name__)
     app.config.update(
         CONTENT_DIR=None,  # the per-user demo calendar, never the bundled sample
@@ -54,6 +57,7 @@ def create_app(config: dict | None = None) -> Flask:
         ID_LEASE_TIMEOUT=LEASE_TIMEOUT,
         LOCAL_URL=None,
         SOURCES_TICK=60,
+        PASSWORD_HASH_N=DEFAULT_HASH_N,
     )
     app.config.update(config or {})
     users_file = Path(app.config["USERS_FILE"] or default_users_file())
@@ -76,7 +80,8 @@ def create_app(config: dict | None = None) -> Flask:
         app.config["NOW"], watch=not testing if watch is None else bool(watch),
         index_in_background=not testing if background is None else bool(background),
         sync=sync, id_block=int(app.config["ID_BLOCK"]),
-        id_lease_timeout=seconds(app.config["ID_LEASE_TIMEOUT"], "ID_LEASE_TIMEOUT"))
+        id_lease_timeout=seconds(app.config["ID_LEASE_TIMEOUT"], "ID_LEASE_TIMEOUT"),
+        password_hash_n=int(app.config["PASSWORD_HASH_N"]))
     app.extensions["calendar"] = calendar
     gitfast.preload()  # before gunicorn forks: not in a first write, under the lock
     atexit.register(calendar.close)

@@ -36,6 +36,7 @@ _CAPS = {
 }
 
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+DEFAULT_HASH_N = _SCRYPT["n"]
 MIN_SIGN_IN_LENGTH = 10
 MAX_SIGN_IN_LENGTH = 1024  # scrypt's cost grows with the input: bound what a form can send
 
@@ -55,16 +56,22 @@ class User:
         return f"{self.name} <{self.email or self.name + '@users.calendar.invalid'}>"
 
 
-def _hash(password: str, salt: bytes) -> str:
-    digest = hashlib.scrypt(password.encode(), salt=salt, dklen=32, **_SCRYPT)
-    return "scrypt$" + base64.b64encode(salt).decode() + "$" + base64.b64encode(digest).decode()
+def _hash(password: str, salt: bytes, n: int = DEFAULT_HASH_N) -> str:
+    """"scrypt$salt$digest" at the default cost; another cost is named in the hash
+    ("scrypt:N$salt$digest"), so every stored hash is checked at the cost it was made."""
+    digest = hashlib.scrypt(password.encode(), salt=salt, dklen=32, **{**_SCRYPT, "n": n})
+    method = "scrypt" if n == DEFAULT_HASH_N else f"scrypt:{n}"
+    return f"{method}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
 
 
 def _check(password: str, stored: str) -> bool:
     try:
-        _, salt, _digest = stored.split("$")
-        expected = _hash(password, base64.b64decode(salt))
-    except ValueError:
+        method, salt, _digest = stored.split("$")
+        name, _, n = method.partition(":")
+        if name != "scrypt":
+            return False
+        expected = _hash(password, base64.b64decode(salt), int(n) if n else DEFAULT_HASH_N)
+    except ValueError:  # also scrypt's own refusal of a cost it cannot take
         return False
     return hmac.compare_digest(expected, stored)
 
@@ -75,8 +82,12 @@ def normalize_password(password: str) -> str:
 
 
 class UserStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, hash_n: int = DEFAULT_HASH_N) -> None:
+        """`hash_n`: scrypt's cost for the passwords set here and for the check of a
+        name nobody has. Only tests lower it (hundreds of users and sign-ins); hashes
+        already stored are checked at the cost each names."""
         self.path = Path(path)
+        self.hash_n = hash_n
         self._lock = threading.Lock()
         self._verified: dict[bytes, int] = {}
         self._key = secrets.token_bytes(32)
@@ -138,7 +149,8 @@ class UserStore:
             if email:
                 entry["email"] = email
             entry["passwords"] = [*entry.get("passwords", []),
-                                  _hash(normalize_password(password), secrets.token_bytes(16))]
+                                  _hash(normalize_password(password), secrets.token_bytes(16),
+                                        self.hash_n)]
             self._save(users)
             self._mtime = None
         return password
@@ -153,7 +165,7 @@ class UserStore:
             entry = next((u for u in users if u["name"] == name), None)
             if entry is None:
                 raise ValueError(f"no user named {name!r}")
-            entry["sign_in"] = _hash(password, secrets.token_bytes(16))
+            entry["sign_in"] = _hash(password, secrets.token_bytes(16), self.hash_n)
             self._save(users)
             self._mtime = None
 
@@ -163,7 +175,7 @@ class UserStore:
             entry = next((u for u in self._load() if u["name"] == name), None)
         stored = (entry or {}).get("sign_in")
         if entry is None or not stored or len(password) > MAX_SIGN_IN_LENGTH:
-            _hash(password[:MAX_SIGN_IN_LENGTH], b"0" * 16)
+            _hash(password[:MAX_SIGN_IN_LENGTH], b"0" * 16, self.hash_n)
             return None
         if not _check(password, stored):
             return None
@@ -195,7 +207,7 @@ class UserStore:
             users = self._load()
             entry = next((u for u in users if u["name"] == name), None)
             if entry is None:
-                _hash(password, b"0" * 16)  # same cost whether or not the user exists
+                _hash(password, b"0" * 16, self.hash_n)  # same cost whether or not the user exists
                 return None
             if self._verified.get(token) != entry["id"]:
                 if not any(_check(password, h) for h in entry.get("passwords", [])):
