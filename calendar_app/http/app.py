@@ -65,15 +65,7 @@ def create_app(config: dict | None = None) -> Flask:
     testing = bool(app.config.get("TESTING"))
     watch = app.config.get("WATCH")
     background = app.config.get("INDEX_IN_BACKGROUND")
-    sync = None
-    if app.config["SYNC_REMOTE"]:
-        if not app.config["CONTENT_DIR"]:
-            raise ValueError("SYNC_REMOTE needs CONTENT_DIR: the folder to clone into")
-        sync = SyncSettings(app.config["SYNC_REMOTE"], app.config["SYNC_BRANCH"] or "main",
-                            app.config["SYNC_WEBHOOK_SECRET"] or "",
-                            seconds(app.config["SYNC_POLL"] or 0, "SYNC_POLL"),
-                            app.config["SYNC_PUSH"],
-                            seconds(app.config["SYNC_TIMEOUT"], "SYNC_TIMEOUT"))
+    sync = _sync_settings(app.config)
     content = Path(app.config["CONTENT_DIR"] or ensure_demo()[0])
     calendar = open_calendar(
         content, users_file, Path(cache) if cache else None,
@@ -100,6 +92,19 @@ def create_app(config: dict | None = None) -> Flask:
     _install_views(app)
     _install_background(app, calendar, testing)
     return app
+
+
+def _sync_settings(config: dict) -> SyncSettings | None:
+    """The shared remote's settings from the SYNC_* keys; None without a remote."""
+    if not config["SYNC_REMOTE"]:
+        return None
+    if not config["CONTENT_DIR"]:
+        raise ValueError("SYNC_REMOTE needs CONTENT_DIR: the folder to clone into")
+    return SyncSettings(config["SYNC_REMOTE"], config["SYNC_BRANCH"] or "main",
+                        config["SYNC_WEBHOOK_SECRET"] or "",
+                        seconds(config["SYNC_POLL"] or 0, "SYNC_POLL"),
+                        config["SYNC_PUSH"],
+                        seconds(config["SYNC_TIMEOUT"], "SYNC_TIMEOUT"))
 
 
 def _install_background(app: Flask, calendar: Calendar, testing: bool) -> None:
