@@ -135,10 +135,20 @@ def get(port: int, url: str) -> tuple[int, float]:
     return response.status, (time.perf_counter() - t) * 1000
 
 
-def workers(server_pid: int) -> list[int]:
+def children(server_pid: int) -> list[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(server_pid)],
                          capture_output=True, text=True, check=True).stdout.split()
     return [int(p) for p in out]
+
+
+def is_site_builder(pid: int) -> bool:
+    """The master's website builder (site/child.py): a child, but not a worker."""
+    with open(f"/proc/{pid}/cmdline", "rb") as fh:
+        return b"calendar_app.site.child" in fh.read()
+
+
+def workers(server_pid: int) -> list[int]:
+    return [p for p in children(server_pid) if not is_site_builder(p)]
 
 
 def cpu_ns(pids: list[int]) -> int:
@@ -154,12 +164,10 @@ def cpu_ns(pids: list[int]) -> int:
     return total
 
 
-def worker_memory(server_pid: int) -> list[tuple[int, int]]:
-    """(VmRSS, VmHWM) in MiB of each gunicorn worker (the children of the master)."""
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(server_pid)],
-                         capture_output=True, text=True, check=True).stdout.split()
+def memory(pids: list[int]) -> list[tuple[int, int]]:
+    """(VmRSS, VmHWM) in MiB of each of these processes."""
     sizes = []
-    for pid in out:
+    for pid in pids:
         fields = {}
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
@@ -237,12 +245,14 @@ def bench(size: int, root: Path, port: int, per_kind: int, warmup: int, seed: in
                 times[kind].append(ms)
         elapsed = time.perf_counter() - t0
         load = (load, os.getloadavg()[0])
-        memory = worker_memory(server.pid)
+        worker_sizes = memory(workers(server.pid))
+        builder_sizes = memory([p for p in children(server.pid) if is_site_builder(p)])
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
-    return {"size": size, "times": times, "cpu": cpu, "rss": max(m[0] for m in memory),
-            "hwm": max(m[1] for m in memory), "elapsed": elapsed,
+    return {"size": size, "times": times, "cpu": cpu,
+            "rss": max(m[0] for m in worker_sizes), "hwm": max(m[1] for m in worker_sizes),
+            "builder": builder_sizes[0] if builder_sizes else None, "elapsed": elapsed,
             "load": load, "first": first, "fresh": fresh}
 
 
@@ -261,6 +271,8 @@ def table(results: list[dict]) -> str:
     lines += [f"{r['size']:,} events{' (fresh: no cache)' if r['fresh'] else ''}: first "
               f"answer {r['first']:.1f} s after start; largest worker RSS {r['rss']} MiB "
               f"after the run, peak {r['hwm']} MiB; "
+              + (f"site builder RSS {r['builder'][0]} MiB, peak {r['builder'][1]} MiB; "
+                 if r["builder"] else "no site builder process; ") +
               f"{sum(map(len, r['times'].values()))} requests in "
               f"{r['elapsed']:.1f} s; load average {r['load'][0]:.1f} before, "
               f"{r['load'][1]:.1f} after" for r in results]

@@ -42,6 +42,36 @@ def when_ready(server):
         calendar.warm()  # before the workers are forked: they share what it makes
         server.log.info("calendar loaded before forking: %d records (pid %d)",
                         len(calendar.catalog.current.records), calendar.loaded_in)
+    _start_site_builder(server)
+
+
+# -- the website's builder ---------------------------------------------------------------
+# A process of its own (site/child.py), started before the workers are forked so that it
+# holds site.lock first: no serving worker builds (a second catalog, the GIL) while it
+# lives. If it dies, a worker takes over the lock, as before.
+_site_builder = None
+
+
+def _start_site_builder(server) -> None:
+    global _site_builder
+    extensions = getattr(server.app.callable, "extensions", None) or {}
+    site = extensions.get("site")  # None unless the app serves its website
+    if site is None or _site_builder is not None:
+        return
+    from calendar_app.site import child
+
+    _site_builder = child.start(site.content, site.cache_dir, site.base_url, site.now)
+    if _site_builder is not None:
+        server.log.info("site builder started: pid %d", _site_builder.pid)
+
+
+def on_exit(server):
+    global _site_builder
+    if _site_builder is not None:
+        from calendar_app.site import child
+
+        child.stop(_site_builder)
+        _site_builder = None
 
 
 def post_fork(server, worker):

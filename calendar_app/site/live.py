@@ -10,7 +10,8 @@ holding `site.lock` in the cache folder; the others wait for it (taking over if 
 ends) and serve the same folder, whose files are replaced atomically (writer.py).
 Changes made by other workers reach the builder through the journal (`catch_up`, a
 stat every POLL seconds); edits of the tree by hand through the served catalog's
-file watcher. No Flask here: `http/site_files.py` serves the folder.
+file watcher. Under gunicorn the master's own builder process (`child.py`) holds the
+lock, so the workers only wait and serve. No Flask here: `http/site_files.py` serves the folder.
 """
 
 from __future__ import annotations
