@@ -84,7 +84,9 @@ def test_a_killed_first_build_leaves_no_index_and_the_next_flush_builds(setup) -
     assert not list(cal.index.text.folder.glob("whoosh.new.*"))
 
 
-def test_a_catch_up_killed_midway_keeps_the_old_index(setup, monkeypatch) -> None:  # noqa: F811
+def _indexed_then_edited(setup, monkeypatch):  # noqa: F811
+    """An app over a tree indexed by an earlier run and edited while it was down (one
+    event renamed), whose catch-up goes to a child however small it is."""
     content, make = setup
     first = make()
     first.extensions["calendar"].index.flush()
@@ -92,7 +94,11 @@ def test_a_catch_up_killed_midway_keeps_the_old_index(setup, monkeypatch) -> Non
     jazz = content / "events" / "jazz-night.yaml"
     jazz.write_text(jazz.read_text().replace("Jazz Night", "Blues Night"))
     monkeypatch.setattr(index, "DETACH_ABOVE", 0)  # any catch-up is a rebuild here
-    app = make()
+    return make()
+
+
+def test_a_catch_up_killed_midway_keeps_the_old_index(setup, monkeypatch) -> None:  # noqa: F811
+    app = _indexed_then_edited(setup, monkeypatch)
     cal = app.extensions["calendar"]
     cal.index.text.on_child = lambda pid: os.kill(pid, signal.SIGKILL)
     with pytest.raises(forked.ChildFailed):
@@ -110,14 +116,7 @@ def test_a_catch_up_killed_midway_keeps_the_old_index(setup, monkeypatch) -> Non
 def test_a_child_dying_between_swap_and_manifest_forces_a_rebuild(setup, monkeypatch) -> None:  # noqa: F811
     """The worst moment: the new folder is in place, its manifest not yet written. The
     old manifest is gone first, so that folder is never trusted with it."""
-    content, make = setup
-    first = make()
-    first.extensions["calendar"].index.flush()
-    first.extensions["calendar"].close()
-    jazz = content / "events" / "jazz-night.yaml"
-    jazz.write_text(jazz.read_text().replace("Jazz Night", "Blues Night"))
-    monkeypatch.setattr(index, "DETACH_ABOVE", 0)
-    app = make()
+    app = _indexed_then_edited(setup, monkeypatch)
     cal = app.extensions["calendar"]
     parent = os.getpid()
     real_save = index.TextIndex._save_manifest
