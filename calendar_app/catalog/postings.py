@@ -143,7 +143,7 @@ class Postings:
     def save(self, path: Path, manifest: dict) -> None:
         """The arrays (`np.save`, no pickling) and, after them, what they were built
         from (`manifest`: path -> (file stat, id)); replaced atomically."""
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
         with open(tmp, "wb") as fh:
             pickle.dump((SAVE_FORMAT, self.count), fh, protocol=pickle.HIGHEST_PROTOCOL)
             for name in _ARRAYS:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def _delta_file(cache_file: Path) -> Path:
 
 
 def _dump(path: Path, value: object) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
     with open(tmp, "wb") as fh:
         pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(tmp, path)
