@@ -484,6 +484,52 @@ def test_watch_rebuilds_on_save(tmp_path: Path) -> None:
         builder.close()
 
 
+def test_watch_goes_on_after_a_build_that_raises(tmp_path: Path) -> None:
+    """The server's builder process runs this loop: an unexpected fault in one build is
+    logged and the next save builds again, instead of ending the watch."""
+    import threading
+
+    from calendar_app.site.watch import watch
+
+    content = copy_sample(tmp_path / "content")
+    out = tmp_path / "public"
+    builder = Builder(make_options(content, out, tmp_path))
+    builder.build()
+    real_build, calls, reports = builder.build, [], []
+
+    def build_failing_once():
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("disk went away")
+        return real_build()
+
+    builder.build = build_failing_once
+    stop = threading.Event()
+    thread = threading.Thread(target=watch, args=(builder, reports.append, stop), daemon=True)
+    thread.start()
+    event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
+    try:
+        time.sleep(0.5)  # the observer is scheduled
+        for title in ("Holiday Messiah Broken", "Holiday Messiah Saved"):
+            calls_before = len(calls)
+            event.write_text(event.read_text().replace(
+                "title: Holiday Messiah " + ("Sing-Along" if calls_before == 0 else "Broken"),
+                f"title: {title}"))
+            deadline = time.monotonic() + 20
+            while len(calls) == calls_before and time.monotonic() < deadline:
+                time.sleep(0.1)
+        deadline = time.monotonic() + 20
+        while not reports and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert thread.is_alive() and len(calls) >= 2 and reports
+        assert "Holiday Messiah Saved" in (
+            out / "event/holiday-messiah-sing-along-2026/index.html").read_text()
+    finally:
+        stop.set()
+        thread.join(10)
+        builder.close()
+
+
 def test_fresh_process_rebuild_skips_everything(tmp_path: Path) -> None:
     content = copy_sample(tmp_path / "content")
     build(make_options(content, tmp_path / "public", tmp_path))

@@ -5,12 +5,15 @@ among them) are not changes."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from ..catalog.watcher import CONTENT_FOLDERS, Watcher
 from .builder import Builder, Report
+
+log = logging.getLogger(__name__)
 
 DEBOUNCE = 0.2  # seconds of quiet before rebuilding: one save is several events
 
@@ -41,7 +44,13 @@ def watch(builder: Builder, on_report: Callable[[Report], object],
             if not rebuild.wait(0.5):
                 continue
             rebuild.clear()
-            on_report(builder.build())
+            try:
+                report = builder.build()
+            except Exception:  # a fault of one build must not end the watch (or the
+                # server's builder process): the next change builds again
+                log.exception("build failed; still watching")
+                continue
+            on_report(report)
     except KeyboardInterrupt:
         pass
     finally:
