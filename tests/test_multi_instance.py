@@ -121,9 +121,10 @@ def write_at_once(shared: Shared, users: dict[str, str], count: int, tag: str,
                   on: list[Instance] | None = None) -> tuple[list[dict], list]:
     results: list[dict] = []
     lock = threading.Lock()
+    # Each thread its own titles: a write cut off by a kill is looked up by its title.
     threads = [threading.Thread(target=post_events,
-                                args=(instance, users, count, tag, results, lock))
-               for instance in on or shared.instances for _ in range(2)]
+                                args=(instance, users, count, f"{tag}{k}", results, lock))
+               for instance in on or shared.instances for k in range(2)]
     for thread in threads:
         thread.start()
     return results, threads
