@@ -45,6 +45,7 @@ from whoosh.fields import COLUMN, ID, FieldType, Schema
 
 from ..model.records import Record
 from ..model.resources import EVENTS, RESOURCES
+from ..store import atomic
 from . import textsearch
 from .catalog import Catalog, paused_gc
 from .forked import run_in_child
@@ -244,11 +245,9 @@ class TextIndex:
             return None
 
     def _save_manifest(self, entries: dict) -> None:
-        tmp = self.manifest_file.with_name(f"{self.manifest_file.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
+        with atomic.replacing(self.manifest_file, binary=True) as fh:
             pickle.dump(INDEX_FORMAT, fh, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump(entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, self.manifest_file)
 
     def exists(self) -> bool:
         """An index this code can use: an index of another schema is rebuilt."""

@@ -27,7 +27,6 @@ caller's business (`index.CalendarIndex` re-checks those records in Python).
 from __future__ import annotations
 
 import array
-import os
 import pickle
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -36,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model.records import Record
-from ..store import parallel
+from ..store import atomic, parallel
 from .catalog import Catalog
 from .version import CatalogVersion
 
@@ -143,13 +142,11 @@ class Postings:
     def save(self, path: Path, manifest: dict) -> None:
         """The arrays (`np.save`, no pickling) and, after them, what they were built
         from (`manifest`: path -> (file stat, id)); replaced atomically."""
-        tmp = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-        with open(tmp, "wb") as fh:
+        with atomic.replacing(path, binary=True) as fh:
             pickle.dump((SAVE_FORMAT, self.count), fh, protocol=pickle.HIGHEST_PROTOCOL)
             for name in _ARRAYS:
                 np.save(fh, getattr(self, name), allow_pickle=False)
             pickle.dump(manifest, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: Path) -> tuple[Postings, dict] | None:

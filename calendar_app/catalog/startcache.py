@@ -9,11 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..model.resources import RESOURCES
+from ..store import atomic
 
 # Bump when Record/Problem or the parsing rules change: old start-up caches are ignored.
 CACHE_FORMAT = 4
@@ -71,10 +71,8 @@ def _delta_file(cache_file: Path) -> Path:
 
 
 def _dump(path: Path, value: object) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as fh:
+    with atomic.replacing(path, binary=True) as fh:
         pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)
 
 
 def _load(path: Path) -> object:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import yaml
 
+from ..store import atomic
+
 FILE_NAME = "submissions.yaml"
 
 
@@ -63,13 +65,8 @@ class Submissions:
         return {int(k): dict(v) for k, v in entries.items() if isinstance(v, dict)}
 
     def _write(self, entries: dict[int, dict]) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with atomic.replacing(self.path, mode=0o600, durable=True) as fh:
             yaml.safe_dump({"submissions": entries}, fh, sort_keys=True, allow_unicode=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
 
     def add(self, event_id: int, email: str, now: dt.datetime) -> Submission:
         received = now.astimezone(dt.UTC).replace(microsecond=0).isoformat()

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
 from pathlib import Path
 
 from ..model.resources import RESOURCES
+from . import atomic
 
 _CACHE_NAME = "first-seen.json"
 
@@ -118,9 +118,6 @@ def _read_cache(path: Path) -> dict:
 def _write_cache(path: Path, data: dict) -> None:
     # Several worker processes may start at once: each writes a whole file and renames.
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.replace_text(path, json.dumps(data))
     except OSError:
         pass  # a cache: the next start scans again

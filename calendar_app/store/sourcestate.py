@@ -8,11 +8,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
 from ..model.findings import WARNING, Finding
+from . import atomic
 
 FOLDER = "sources"
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
@@ -36,10 +36,7 @@ def read(cache_dir: Path, name: str) -> dict:
 def write(cache_dir: Path, name: str, state: dict) -> None:
     """Replace the file at once: a reader never sees half of it."""
     path = state_path(cache_dir, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({**state, "name": name}, sort_keys=True), "utf-8")
-    os.replace(tmp, path)
+    atomic.replace_text(path, json.dumps({**state, "name": name}, sort_keys=True))
 
 
 def failures(cache_dir: Path) -> list[tuple[str, str, str]]:

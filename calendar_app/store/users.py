@@ -14,13 +14,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from . import atomic
 
 ROLES = ("administrator", "editor", "author", "contributor", "subscriber")
 
@@ -117,11 +118,8 @@ class UserStore:
     def _save(self, users: list[dict]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         last_id = max([self._last_id, *(u["id"] for u in users)])
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
+        with atomic.replacing(self.path, mode=0o600) as fh:
             yaml.safe_dump({"last_user_id": last_id, "users": users}, fh, sort_keys=False)
-        os.replace(tmp, self.path)
 
     def users(self) -> list[User]:
         with self._lock:

@@ -46,6 +46,7 @@ from pathlib import Path
 
 from ..model import clock as clocks
 from ..model.ids import MAX_ID
+from ..store import atomic
 from ..store.content import NETWORK_TIMEOUT, git_env, run_git
 
 log = logging.getLogger(__name__)
@@ -230,17 +231,7 @@ class IdLeases:
         return state
 
     def _save(self, state: dict) -> None:
-        tmp = self.state_file.with_name(self.state_file.name + ".tmp")
-        with open(tmp, "w") as fh:
-            json.dump(state, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.state_file)
-        fd = os.open(self.state_file.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        atomic.replace_text(self.state_file, json.dumps(state), durable=True)
 
     # -- the remote ref -----------------------------------------------------------
     def _lease_block(self, highest_used: int, state: dict) -> Lease:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import threading
 from pathlib import Path
+
+from ..store import atomic
 
 STATE_FILE = "sync-state.json"
 
@@ -22,8 +22,4 @@ def read_state(path: Path) -> dict:
 
 def write_state(path: Path, state: dict) -> None:
     """Replace the state file at once (readers in other processes never see half of it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Per thread too: two writers of one worker failing at once must not share it.
-    tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}-{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(state, indent=1, sort_keys=True))
-    os.replace(tmp, path)
+    atomic.replace_text(path, json.dumps(state, indent=1, sort_keys=True))

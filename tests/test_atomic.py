@@ -1,0 +1,100 @@
+"""`store.atomic`: the one way small state files (users, submitters, id leases, sync
+state, caches) are replaced. Concurrent writers, a writer that fails half way, modes."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from calendar_app.store import atomic
+
+
+def _hammer(path: Path, writers: int, rounds: int) -> list[BaseException]:
+    errors: list[BaseException] = []
+    start = threading.Barrier(writers)
+
+    def writer(n: int) -> None:
+        start.wait()
+        try:
+            for round_ in range(rounds):
+                atomic.replace_text(path, f"{n} {round_} " + "x" * 4000)
+                text = path.read_text()
+                assert text.endswith("x" * 4000), "half a file seen"
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors
+
+
+def test_many_threads_replace_one_file_and_no_temp_file_is_left(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "users.yaml"
+    assert _hammer(path, writers=8, rounds=60) == []
+    assert [p.name for p in path.parent.iterdir()] == ["users.yaml"]
+
+
+def test_a_writer_that_fails_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    path = tmp_path / "lease.json"
+    atomic.replace_text(path, "old")
+    with pytest.raises(RuntimeError), atomic.replacing(path, durable=True) as fh:
+        fh.write("half of the new")
+        raise RuntimeError("disk went away")
+    assert path.read_text() == "old"
+    assert os.listdir(tmp_path) == ["lease.json"]
+
+
+def test_secret_files_are_private_and_others_follow_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        atomic.replace_text(tmp_path / "users.yaml", "x", mode=0o600)
+        atomic.replace_text(tmp_path / "cache.json", "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "users.yaml").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "cache.json").stat().st_mode) == 0o644
+
+
+def test_binary_and_text_round_trip(tmp_path: Path) -> None:
+    with atomic.replacing(tmp_path / "a.bin", binary=True) as fh:
+        fh.write(b"\x00\xff")
+    atomic.replace_text(tmp_path / "b.txt", "Zoë ✓")
+    assert (tmp_path / "a.bin").read_bytes() == b"\x00\xff"
+    assert (tmp_path / "b.txt").read_bytes() == "Zoë ✓".encode()
+
+
+def test_two_users_stores_save_at_once_without_a_torn_file(tmp_path: Path) -> None:
+    """The users file had a fixed `.tmp` name: two saves at once (two processes each
+    with its own store) renamed each other's temp file away, and one failed."""
+    import yaml
+
+    from calendar_app.store.users import UserStore
+
+    path = tmp_path / "users.yaml"
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def add(n: int) -> None:
+        store = UserStore(path, hash_n=16)
+        start.wait()
+        try:
+            for k in range(15):
+                store.add(f"user{n}-{k}", "editor")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=add, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(yaml.safe_load(path.read_text())["users"]) >= 15
+    assert [p.name for p in tmp_path.iterdir()] == ["users.yaml"]
