@@ -70,9 +70,10 @@ def test_binary_and_text_round_trip(tmp_path: Path) -> None:
     assert (tmp_path / "b.txt").read_bytes() == "Zoë ✓".encode()
 
 
-def test_two_users_stores_save_at_once_without_a_torn_file(tmp_path: Path) -> None:
+def test_two_users_stores_save_at_once_and_lose_nothing(tmp_path: Path) -> None:
     """The users file had a fixed `.tmp` name: two saves at once (two processes each
-    with its own store) renamed each other's temp file away, and one failed."""
+    with its own store) renamed each other's temp file away, and one failed; and with
+    no lock between processes, one's new user could overwrite the other's."""
     import yaml
 
     from calendar_app.store.users import UserStore
@@ -96,5 +97,8 @@ def test_two_users_stores_save_at_once_without_a_torn_file(tmp_path: Path) -> No
     for thread in threads:
         thread.join()
     assert errors == []
-    assert len(yaml.safe_load(path.read_text())["users"]) >= 15
-    assert [p.name for p in tmp_path.iterdir()] == ["users.yaml"]
+    users = yaml.safe_load(path.read_text())["users"]
+    assert sorted(u["name"] for u in users) == sorted(
+        f"user{n}-{k}" for n in range(4) for k in range(15))
+    assert len({u["id"] for u in users}) == 60
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["users.yaml", "users.yaml.lock"]

@@ -12,10 +12,13 @@ credentials with a per-process key, never the password itself).
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import hashlib
 import hmac
 import secrets
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,6 +118,21 @@ class UserStore:
             self._verified.clear()
         return self._users
 
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[list[dict]]:
+        """The users as stored, for a change that `_save`s: other processes (a
+        `users add` beside the server) wait on the file lock, and the file is read
+        again under it, so no change of theirs is lost."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._mtime = None
+                yield [dict(u) for u in self._load()]
+            finally:
+                self._mtime = None
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def _save(self, users: list[dict]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         last_id = max([self._last_id, *(u["id"] for u in users)])
@@ -137,8 +155,7 @@ class UserStore:
             raise ValueError("a user name must be non-empty and contain no ':' or newline")
         raw = secrets.token_urlsafe(18)[:24]
         password = " ".join(raw[i:i + 4] for i in range(0, 24, 4))
-        with self._lock:
-            users = [dict(u) for u in self._load()]
+        with self._changing() as users:
             entry = next((u for u in users if u["name"] == name), None)
             if entry is None:
                 entry = {"id": self._last_id + 1, "name": name}
@@ -150,7 +167,6 @@ class UserStore:
                                   _hash(normalize_password(password), secrets.token_bytes(16),
                                         self.hash_n)]
             self._save(users)
-            self._mtime = None
         return password
 
     def set_sign_in_password(self, name: str, password: str) -> None:
@@ -158,14 +174,12 @@ class UserStore:
         if not MIN_SIGN_IN_LENGTH <= len(password) <= MAX_SIGN_IN_LENGTH:
             raise ValueError(f"a sign-in password must have {MIN_SIGN_IN_LENGTH} to "
                              f"{MAX_SIGN_IN_LENGTH} characters")
-        with self._lock:
-            users = [dict(u) for u in self._load()]
+        with self._changing() as users:
             entry = next((u for u in users if u["name"] == name), None)
             if entry is None:
                 raise ValueError(f"no user named {name!r}")
             entry["sign_in"] = _hash(password, secrets.token_bytes(16), self.hash_n)
             self._save(users)
-            self._mtime = None
 
     def check_sign_in(self, name: str, password: str) -> User | None:
         """The user whose sign-in password this is, else None (same cost either way)."""
@@ -189,13 +203,11 @@ class UserStore:
         return hashlib.sha256(stored.encode()).hexdigest()[:16] if stored else None
 
     def remove(self, name: str) -> bool:
-        with self._lock:
-            users = self._load()
+        with self._changing() as users:
             kept = [u for u in users if u["name"] != name]
             if len(kept) == len(users):
                 return False
             self._save(kept)
-            self._mtime = None
             return True
 
     def authenticate(self, name: str, password: str) -> User | None:
