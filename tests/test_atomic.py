@@ -5,39 +5,23 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 from pathlib import Path
 
 import pytest
+from concurrently import run_at_once
 
 from calendar_app.store import atomic
 
 
-def _hammer(path: Path, writers: int, rounds: int) -> list[BaseException]:
-    errors: list[BaseException] = []
-    start = threading.Barrier(writers)
-
-    def writer(n: int) -> None:
-        start.wait()
-        try:
-            for round_ in range(rounds):
-                atomic.replace_text(path, f"{n} {round_} " + "x" * 4000)
-                text = path.read_text()
-                assert text.endswith("x" * 4000), "half a file seen"
-        except BaseException as exc:  # noqa: BLE001 - reported by the caller
-            errors.append(exc)
-
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(writers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return errors
+def _replace_often(path: Path, n: int, rounds: int = 60) -> None:
+    for round_ in range(rounds):
+        atomic.replace_text(path, f"{n} {round_} " + "x" * 4000)
+        assert path.read_text().endswith("x" * 4000), "half a file seen"
 
 
 def test_many_threads_replace_one_file_and_no_temp_file_is_left(tmp_path: Path) -> None:
     path = tmp_path / "state" / "users.yaml"
-    assert _hammer(path, writers=8, rounds=60) == []
+    assert run_at_once(lambda n: _replace_often(path, n), threads=8) == []
     assert [p.name for p in path.parent.iterdir()] == ["users.yaml"]
 
 
@@ -79,24 +63,13 @@ def test_two_users_stores_save_at_once_and_lose_nothing(tmp_path: Path) -> None:
     from calendar_app.store.users import UserStore
 
     path = tmp_path / "users.yaml"
-    errors: list[BaseException] = []
-    start = threading.Barrier(4)
 
     def add(n: int) -> None:
         store = UserStore(path, hash_n=16)
-        start.wait()
-        try:
-            for k in range(15):
-                store.add(f"user{n}-{k}", "editor")
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        for k in range(15):
+            store.add(f"user{n}-{k}", "editor")
 
-    threads = [threading.Thread(target=add, args=(n,)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert run_at_once(add, threads=4) == []
     users = yaml.safe_load(path.read_text())["users"]
     assert sorted(u["name"] for u in users) == sorted(
         f"user{n}-{k}" for n in range(4) for k in range(15))
