@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from flask import Flask, current_app, has_app_context
 
+from ..model import recurrence
 from ..site.i18n import Regional, site_locale
 from . import words
 
@@ -45,27 +46,43 @@ def gettext(message: str, **values: object) -> str:
 
 
 def service_message(text: str) -> str:
-    """A message of the service (words.SERVICE) in the editor's language, the values
-    it filled in kept as written; one the catalogs lack stays as the service wrote it."""
+    """A message of the service (words.SERVICE) or of a recurrence rule
+    (recurrence.MESSAGES) in the editor's language, the values it filled in kept as
+    written (a field's own message inside a rule's, `%(message)s`, translated too); a
+    sentence naming a kind of record (words.FILLED) is translated whole; one the
+    catalogs lack stays as the service wrote it."""
+    if text in _FILLED:
+        return gettext(text)
     for template, pattern in service_patterns():
         found = pattern.fullmatch(text)
         if found:
-            return gettext(template) % found.groupdict() if found.groupdict() else \
-                gettext(template)
+            values = found.groupdict()
+            if "message" in values:
+                values["message"] = service_message(values["message"])
+            return gettext(template) % values if values else gettext(template)
     return gettext(text)
+
+
+_FILLED = frozenset(words.FILLED)
 
 
 @functools.cache
 def service_patterns() -> tuple[tuple[str, re.Pattern], ...]:
-    """(template, what its filled-in texts look like) of words.SERVICE, the longest
-    template first (a message that ends in more words wins)."""
+    """(template, what its filled-in texts look like) of words.SERVICE and
+    recurrence.MESSAGES, the one with the most words of its own first (a message that
+    says more wins over one whose placeholder would swallow those words)."""
     out = []
-    for template in sorted(words.SERVICE, key=len, reverse=True):
-        parts = re.split(r"%\((\w+)\)s", template)
+    templates = (*words.SERVICE, *recurrence.MESSAGES.values())
+    for template in sorted(templates, key=lambda t: len(_PLACEHOLDER.sub("", t)),
+                           reverse=True):
+        parts = _PLACEHOLDER.split(template)
         regex = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)"
                         for i, part in enumerate(parts))
         out.append((template, re.compile(regex, re.DOTALL)))
     return tuple(out)
+
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
 def finding_text(found: object) -> str:

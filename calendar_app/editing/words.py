@@ -101,6 +101,36 @@ SERVICE = (N_("Invalid parameter."), N_("Missing parameter(s): %(names)s"),
            N_("The CSRF tokens do not match."), N_("The referrer header is missing."),
            N_("The referrer does not match the host."))
 
+# SERVICE's messages that name a kind of record, filled in with each kind's noun (the
+# resources' `singular`, `name` and the verbs service.py gives): a whole sentence each,
+# since the noun's gender and case change the words around it ("Die Veranstaltung",
+# "Der Veranstaltungsort"). language.service_message takes these before reading values
+# back; tests/test_admin_i18n.py fails when a kind of record lacks its sentences.
+FILLED = (
+    N_("The event is already trashed"), N_("The venue is already trashed"),
+    N_("The organizer is already trashed"),
+    N_("The event was removed or renamed while this request was made; reload it and "
+       "try again."),
+    N_("The venue was removed or renamed while this request was made; reload it and "
+       "try again."),
+    N_("The organizer was removed or renamed while this request was made; reload it and "
+       "try again."),
+    N_("The category was removed or renamed while this request was made; reload it and "
+       "try again."),
+    N_("The tag was removed or renamed while this request was made; reload it and "
+       "try again."),
+    N_("Sorry, you are not allowed to create events as this user."),
+    N_("Sorry, you are not allowed to update events as this user."),
+    N_("Sorry, you are not allowed to create venues as this user."),
+    N_("Sorry, you are not allowed to update venues as this user."),
+    N_("Sorry, you are not allowed to create organizers as this user."),
+    N_("Sorry, you are not allowed to update organizers as this user."),
+    N_("Sorry, you are not allowed to create categories as this user."),
+    N_("Sorry, you are not allowed to update categories as this user."),
+    N_("Sorry, you are not allowed to create tags as this user."),
+    N_("Sorry, you are not allowed to update tags as this user."),
+)
+
 
 class Kind:
     """The words of one kind of record: each language inflects "new", "this" and the
