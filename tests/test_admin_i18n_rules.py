@@ -1,0 +1,239 @@
+"""Recurrence rule errors and the service's sentences naming a kind of record in the
+editor's language (issue 25 item 2): worded from model/recurrence.py MESSAGES and
+editing/words.py FILLED, translated on the forms and the rule builder's preview, the
+English of `check`, `diff` and the interface unchanged."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+from conftest import csrf_token, git, sign_in
+from flask import Flask
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from submitting import text
+
+from calendar_app.editing import language, words
+from calendar_app.http.app import create_app
+from calendar_app.model import recurrence
+from calendar_app.model.resources import RESOURCES
+
+START = dt.datetime(2027, 3, 6, 18, 0)
+LOCALES = ("en_US", "de_DE", "fr_FR", "es_ES", "ar_EG")
+# Blocks refused for each kind of reason (normalize, then validate against START).
+BAD = (
+    5, {"rrule": 5}, {"rrule": "FREQ=WEEKLY;UNTIL=99991231T235959Z"},
+    {"rrule": "DTSTART:20270101\nRRULE:FREQ=DAILY"}, {"rrule": "FREQ=WEEKLY;X=1"},
+    {"rrule": "FREQ=HOURLY"}, {"rrule": "FREQ=WEEKLY;INTERVAL=0"},
+    {"rrule": "FREQ=WEEKLY;COUNT=0"}, {"rrule": "FREQ=DAILY;BYHOUR=3"},
+    {"rrule": "FREQ=YEARLY;BYEASTER=1"}, {"rrule": "FREQ=DAILY;BYWEEKNO=3"},
+    {"rrule": "FREQ=WEEKLY;BYSETPOS=1"}, {"rrule": "FREQ=WEEKLY;BYMONTHDAY=3"},
+    {"rrule": "FREQ=YEARLY;BYMONTH=13"}, {"rrule": "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30"},
+    {"rrule": "FREQ=WEEKLY;UNTIL=99991231T235959"}, {"every": "fortnight"},
+    {"every": "0 weeks"}, {"every": "week", "on": "blursday"},
+    {"every": "week", "until": "2027-05-01", "count": 3}, {"every": "week", "count": 0},
+    {"every": "week", "until": "nope"}, {"every": "week", "until": "0001-01-01"},
+    {"rrule": "FREQ=WEEKLY", "bogus": 1}, {"rrule": "FREQ=WEEKLY", "every": "week"},
+    {"on": "monday"}, {}, {"rrule": "FREQ=WEEKLY", "changes": 3},
+    {"rrule": "FREQ=WEEKLY", "changes": {"2027-03-13 18:00": 1}},
+    {"rrule": "FREQ=WEEKLY", "changes": {"2027-03-13 18:00": {"slug": "x"}}},
+    {"rrule": "FREQ=WEEKLY", "changes": {"2027-03-13 18:00": {"cancelled": "yes"}}},
+    {"rrule": "FREQ=WEEKLY", "changes": {"2027-03-13 18:00": {"title": None}}},
+    {"rrule": "FREQ=YEARLY;BYWEEKNO=53;BYMONTH=6"},
+    {"rrule": "FREQ=WEEKLY", "exdate": ["2027-03-07 18:00"]},
+    {"rrule": "FREQ=WEEKLY", "changes": {"2027-03-14 18:00": {"cancelled": True}}},
+    {"rrule": "FREQ=WEEKLY", "changes": {"2027-03-13 18:00": {"end_date": "2027-03-13 10:00"}}},
+    {"rrule": ["FREQ=WEEKLY", "FREQ=DAILY;BYHOUR=1"]}, {"every": "week", "on": [0]},
+    {"rrule": "FREQ=WEEKLY RRULE:FREQ=DAILY"},
+)
+
+
+def refusal(block: object) -> recurrence.RecurrenceError:
+    with pytest.raises(recurrence.RecurrenceError) as caught:
+        recurrence.validate(recurrence.normalize(block), START)
+    return caught.value
+
+
+@pytest.fixture(scope="module")
+def speaking() -> Flask:
+    """An app whose editing language is switched by `speaking.locale`."""
+    app = Flask(__name__)
+    app.config["locale"] = "en_US"
+    language.install(app, lambda: {"locale": app.config["locale"]})
+    return app
+
+
+def shown(app: Flask, locale: str, message: str) -> str:
+    app.config["locale"] = locale
+    with app.app_context():
+        return language.service_message(message)
+
+
+# -- the words --------------------------------------------------------------------------
+def test_the_english_is_what_check_and_the_interface_have_always_said() -> None:
+    """Filled-in templates give the sentences the f-strings gave (repr'd values)."""
+    assert refusal({"every": "week", "until": "nope"}).message == \
+        "recurrence until: 'nope' is not a date like 2027-03-05 19:30:00"
+    assert refusal({"rrule": "FREQ=DAILY;BYWEEKNO=3"}).message == \
+        "recurrence rrule: 'FREQ=DAILY;BYWEEKNO=3': BYWEEKNO needs FREQ=YEARLY"
+    assert refusal({"rrule": "FREQ=WEEKLY;BYMONTHDAY=3"}).message == (
+        "recurrence rrule: 'FREQ=WEEKLY;BYMONTHDAY=3': BYMONTHDAY needs FREQ=DAILY or "
+        "MONTHLY or YEARLY")
+    found = refusal({"rrule": "FREQ=WEEKLY", "bogus": 1})
+    assert (found.message, found.key, found.at) == (
+        "recurrence: unknown key 'bogus' (known: rrule, every, on, until, count, rdate, "
+        "exdate, changes)", "bogus", "bogus:")
+    assert str(found) == found.message
+    assert found.template % found.values == found.message
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_kind_of_refusal_reads_in_the_editors_language(speaking, locale) -> None:
+    """Each template of the table is met (so each is read back), translated in every
+    language, its values (rule text, dates, keys) kept as written."""
+    met = set()
+    for block in BAD:
+        found = refusal(block)
+        met.add(found.template)
+        words_ = shown(speaking, locale, found.message)
+        if locale == "en_US":
+            assert words_ == found.message
+            continue
+        assert words_ != found.message, found.message
+        for value in found.values.values():
+            assert value in words_, (found.message, words_)
+        literal = max(re.split(r"%\(\w+\)s", found.template), key=len).strip(" :")
+        assert literal not in words_, words_  # no English left around the values
+    assert met == set(recurrence.MESSAGES.values()) - {recurrence.MESSAGES["change-field"]}
+
+
+def test_a_refusal_reads_as_a_native_writes_it(speaking) -> None:
+    message = refusal({"rrule": "FREQ=DAILY;BYHOUR=3"}).message
+    assert shown(speaking, "de_DE", message) == (
+        "Wiederholung (rrule): 'FREQ=DAILY;BYHOUR=3': BYHOUR, BYMINUTE und BYSECOND werden "
+        "nicht unterstützt: eine Veranstaltung findet höchstens einmal am Tag statt, zur "
+        "Uhrzeit ihres Beginns")
+    message = refusal({"rrule": "FREQ=WEEKLY;BYMONTHDAY=3"}).message
+    assert shown(speaking, "fr_FR", message) == (
+        "Répétition (rrule) : 'FREQ=WEEKLY;BYMONTHDAY=3' : BYMONTHDAY exige FREQ=DAILY, "
+        "MONTHLY ou YEARLY")
+    message = refusal({"every": "week", "count": 0}).message
+    assert shown(speaking, "es_ES", message) == \
+        "Repetición (count): 0 no es un número entero mayor que 0"
+    assert shown(speaking, "ar_EG", message) == "التكرار (count): \u200f0 ليس عددًا صحيحًا أكبر من 0"
+
+
+def test_a_fields_message_inside_a_rules_is_translated_too(speaking) -> None:
+    """`recurrence changes <date>: <the field's message>` (fieldtypes.Recurrence)."""
+    inner = "Invalid parameter."
+    message = recurrence.MESSAGES["change-field"] % {"when": "2027-03-13 18:00:00",
+                                                      "message": inner}
+    assert shown(speaking, "de_DE", message) == \
+        "Wiederholung (changes 2027-03-13 18:00:00): Ungültiger Wert."
+    assert shown(speaking, "en_US", message) == message
+
+
+blocks = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 40) | st.sampled_from(
+        ["week", "2 weeks", "monday", "second tuesday", "2027-03-13 18:00", "nope", "",
+         "FREQ=WEEKLY", "FREQ=MONTHLY;BYMONTHDAY=31", "FREQ=DAILY;COUNT=0", "%(x)s {y}"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from([*recurrence.KEYS, "cancelled", "title", "2027-03-13 18:00", "x"]),
+        inner, max_size=4), max_leaves=8)
+
+
+@settings(max_examples=150, deadline=1000)
+@given(block=blocks)
+def test_any_refusal_is_translated_with_its_values_as_written(speaking, block) -> None:
+    try:
+        recurrence.validate(recurrence.normalize(block), START)
+    except recurrence.RecurrenceError as found:
+        german = shown(speaking, "de_DE", found.message)
+        assert german != found.message
+        assert all(v in german for v in found.values.values())
+        assert shown(speaking, "en_US", found.message) == found.message
+
+
+def test_every_kind_of_record_has_its_whole_sentences() -> None:
+    """The service's messages that name a kind of record, filled in for every kind the
+    service can name, are whole messages of FILLED (a new resource fails here)."""
+    wanted = set()
+    for resource in RESOURCES.values():
+        wanted.add(f"The {resource.singular} was removed or renamed while this request was "
+                   "made; reload it and try again.")
+        wanted |= {f"Sorry, you are not allowed to {verb} {resource.name} as this user."
+                   for verb in ("create", "update")}
+        if resource.trashable:
+            wanted.add(f"The {resource.singular} is already trashed")
+    assert wanted == set(words.FILLED)
+
+
+@pytest.mark.parametrize(("locale", "trashed", "refused"), [
+    ("en_US", "The venue is already trashed",
+     "Sorry, you are not allowed to update events as this user."),
+    ("de_DE", "Der Veranstaltungsort liegt bereits im Papierkorb",
+     "Sie dürfen leider keine Veranstaltungen als dieser Benutzer ändern."),
+    ("fr_FR", "Le lieu est déjà dans la corbeille", "Désolé, vous n’avez pas l’autorisation "
+     "de modifier des événements au nom de cet utilisateur."),
+    ("es_ES", "El lugar ya está en la papelera",
+     "Lo sentimos, no tiene permiso para modificar eventos en nombre de este usuario."),
+    ("ar_EG", "المكان موجود بالفعل في سلة المهملات",
+     "عذرًا، غير مسموح لك بتعديل فعاليات باسم هذا المستخدم."),
+])
+def test_a_kind_of_record_is_named_in_the_editors_language(speaking, locale, trashed,
+                                                           refused) -> None:
+    assert shown(speaking, locale, "The venue is already trashed") == trashed
+    assert shown(speaking, locale, "Sorry, you are not allowed to update events as this "
+                                   "user.") == refused
+    if locale != "en_US":
+        for sentence in words.FILLED:
+            assert shown(speaking, locale, sentence) != sentence
+
+
+# -- on the pages -----------------------------------------------------------------------
+def localized(content: Path, locale: str) -> None:
+    with (content / "calendar.yaml").open("a", encoding="utf-8") as out:
+        out.write(f"locale: {locale}\n")
+    git(content.parent, "commit", "-qam", f"locale {locale}")
+
+
+@pytest.fixture
+def app(config: dict, content: Path, signed_users: dict, request: pytest.FixtureRequest):
+    localized(content, request.param)
+    return create_app(config)
+
+
+def rule_form(page: str, rule: str, action: str = "publish") -> dict[str, str]:
+    return {"csrf_token": csrf_token(page), "_version": "", "_original": "{}", "_id": "",
+            "title": "Kiln Opening", "start_date": "2027-05-01T19:00",
+            "end_date": "2027-05-01T21:00", "timezone": "Europe/Berlin",
+            "recurrence.kind": "rrule", "recurrence.rrule": rule, "action": action}
+
+
+@pytest.mark.parametrize(("app", "expected"), [
+    ("de_DE", "Wiederholung (rrule): 'FREQ=YEARLY;BYEASTER=1': BYEASTER gehört nicht zu "
+              "RFC 5545"),
+    ("ar_EG", "التكرار (rrule): \u200f'FREQ=YEARLY;BYEASTER=1': \u200fBYEASTER ليس جزءًا "
+              "من RFC 5545"),
+    ("en_US", "recurrence rrule: 'FREQ=YEARLY;BYEASTER=1': BYEASTER is not part of RFC 5545"),
+], indirect=["app"])
+def test_the_form_and_the_preview_say_why_a_rule_is_refused(app, client, auth, expected):
+    assert sign_in(client, "editor").status_code == 303
+    page = text(client.get("/admin/events/new"))
+    refused = client.post("/admin/events/new", data=rule_form(page, "FREQ=YEARLY;BYEASTER=1"))
+    assert refused.status_code == 400
+    assert expected in text(refused).replace("&#39;", "'")
+    preview = client.post("/admin/api/events/preview",
+                          data=rule_form(page, "FREQ=YEARLY;BYEASTER=1")).json
+    assert preview == {"ok": False, "general": [], "errors": {"recurrence": [expected]}}
+    # The interface keeps the plugin's English, whatever the calendar's language.
+    api = client.post("/wp-json/tribe/events/v1/events", headers=auth("editor"), json={
+        "title": "X", "start_date": "2027-05-01 19:00:00", "end_date": "2027-05-01 21:00:00",
+        "recurrence": "FREQ=YEARLY;BYEASTER=1"})
+    assert api.status_code == 400
+    assert api.json["data"]["params"] == {"recurrence": "recurrence rrule: "
+                                          "'FREQ=YEARLY;BYEASTER=1': BYEASTER is not part "
+                                          "of RFC 5545"}
