@@ -84,8 +84,8 @@ def test_the_english_is_what_check_and_the_interface_have_always_said() -> None:
         "MONTHLY or YEARLY")
     found = refusal({"rrule": "FREQ=WEEKLY", "bogus": 1})
     assert (found.message, found.key, found.at) == (
-        "recurrence: unknown key 'bogus' (known: rrule, every, on, until, count, rdate, "
-        "exdate, changes)", "bogus", "bogus:")
+        ("recurrence: unknown key 'bogus' (known: rrule, every, on, until, count, rdate, "
+        "exdate, changes)"), "bogus", "bogus:")
     assert str(found) == found.message
     assert found.template % found.values == found.message
 
@@ -176,8 +176,8 @@ def test_every_kind_of_record_has_its_whole_sentences() -> None:
      "Sorry, you are not allowed to update events as this user."),
     ("de_DE", "Der Veranstaltungsort liegt bereits im Papierkorb",
      "Sie dürfen leider keine Veranstaltungen als dieser Benutzer ändern."),
-    ("fr_FR", "Le lieu est déjà dans la corbeille", "Désolé, vous n’avez pas l’autorisation "
-     "de modifier des événements au nom de cet utilisateur."),
+    ("fr_FR", "Le lieu est déjà dans la corbeille", ("Désolé, vous n’avez pas l’autorisation "
+     "de modifier des événements au nom de cet utilisateur.")),
     ("es_ES", "El lugar ya está en la papelera",
      "Lo sentimos, no tiene permiso para modificar eventos en nombre de este usuario."),
     ("ar_EG", "المكان موجود بالفعل في سلة المهملات",
@@ -214,10 +214,10 @@ def rule_form(page: str, rule: str, action: str = "publish") -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("app", "expected"), [
-    ("de_DE", "Wiederholung (rrule): 'FREQ=YEARLY;BYEASTER=1': BYEASTER gehört nicht zu "
-              "RFC 5545"),
-    ("ar_EG", "التكرار (rrule): \u200f'FREQ=YEARLY;BYEASTER=1': \u200fBYEASTER ليس جزءًا "
-              "من RFC 5545"),
+    ("de_DE", ("Wiederholung (rrule): 'FREQ=YEARLY;BYEASTER=1': BYEASTER gehört nicht zu "
+              "RFC 5545")),
+    ("ar_EG", ("التكرار (rrule): \u200f'FREQ=YEARLY;BYEASTER=1': \u200fBYEASTER ليس جزءًا "
+              "من RFC 5545")),
     ("en_US", "recurrence rrule: 'FREQ=YEARLY;BYEASTER=1': BYEASTER is not part of RFC 5545"),
 ], indirect=["app"])
 def test_the_form_and_the_preview_say_why_a_rule_is_refused(app, client, auth, expected):
