@@ -237,3 +237,86 @@ def test_the_form_and_the_preview_say_why_a_rule_is_refused(app, client, auth, e
     assert api.json["data"]["params"] == {"recurrence": "recurrence rrule: "
                                           "'FREQ=YEARLY;BYEASTER=1': BYEASTER is not part "
                                           "of RFC 5545"}
+
+
+# -- files the calendar cannot read -----------------------------------------------------
+JAZZ_NIGHT = 106
+JAZZ_FILE = "events/2027/jazz-night-january-2027.yaml"
+
+
+def broken(content: Path, locale: str) -> None:
+    """The Jazz Night's file with a tab where YAML wants spaces (line 3), committed."""
+    path = content / JAZZ_FILE
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[2] = "\t" + lines[2]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    localized(content, locale)
+
+
+@pytest.fixture
+def broken_app(config: dict, content: Path, signed_users: dict,
+               request: pytest.FixtureRequest):
+    broken(content, request.param)
+    return create_app(config)
+
+
+@pytest.mark.parametrize(("broken_app", "title", "where"), [
+    ("de_DE", "Dateien, die sich nicht lesen lassen",
+     (f"{JAZZ_FILE}, Zeile 3: ein Tabulator in Zeile 3, Spalte 1: YAML rückt nur mit "
+     "Leerzeichen ein; ersetzen Sie den Tabulator durch Leerzeichen")),
+    ("fr_FR", "Fichiers illisibles", (f"{JAZZ_FILE}, ligne 3 : une tabulation à la ligne 3, "
+     "colonne 1 : YAML n’indente qu’avec des espaces ; remplacez la tabulation par des "
+     "espaces")),
+    ("en_US", "Files that cannot be read", (f"{JAZZ_FILE}, line 3: a tab character at line 3, "
+     "column 1: YAML indents with spaces only; replace the tab with spaces")),
+], indirect=["broken_app"])
+def test_an_unreadable_file_is_named_with_its_line(broken_app, title, where) -> None:
+    client = broken_app.test_client()
+    assert sign_in(client, "editor").status_code == 303
+    listed = text(client.get("/admin/events/?tab=past"))
+    assert f'<h2 id="unreadable">{title}</h2>' in listed
+    assert f"<li>{where}</li>" in listed.replace("&#39;", "'")
+    opened = client.get(f"/admin/events/{JAZZ_NIGHT}/")
+    assert opened.status_code == 404
+    assert f'<p role="alert">{where}</p>' in text(opened).replace("&#39;", "'")
+    assert "unreadable" not in text(client.get("/admin/venues/"))  # another collection's
+    assert client.get("/admin/events/999999/").status_code == 404
+
+
+@pytest.mark.parametrize("locale", LOCALES[1:])
+def test_the_yaml_readers_words_are_translated(speaking, locale) -> None:
+    from calendar_app.store import yamlfile
+    samples = [b"title: a: b\n", b"title: [a\n", b"title: 'a\n", b"a:\n  - b\n c: d\n",
+               b"title: x\n\tslug: y\n", b"- a\n", b"title: &a x\nslug: *a\n",
+               b"title: !!python/object x\n", b"key: {a: 1\n", b"title: x\nfoo\n",
+               b"title: @x\n", b"\xff\xfe", b"a: 1\x00", b"title: x\n---\nb: 1\n",
+               b"title: 2027-02-30 10:00:00\n", b"title: 2027-13-01 10:00:00\n"]
+    speaking.config["locale"] = locale
+    for sample in samples:
+        with pytest.raises(yamlfile.YamlError) as caught:
+            yamlfile.load(sample)
+        message = caught.value.message
+        with speaking.app_context():
+            said = language.file_message(message)
+        assert said != message, message
+        assert "cannot" not in said and "found" not in said, said
+
+
+@settings(max_examples=150, deadline=1000)
+@given(data=st.binary(max_size=120) | st.text(
+    alphabet="ab:- \t\n'\"[]{}&*!#%@`|>0123", max_size=80).map(str.encode))
+def test_any_unreadable_file_is_named_without_failing(speaking, data: bytes) -> None:
+    """Whatever a file holds, its problem is a sentence naming file and line, in the
+    editor's language, its values (the parser's text) kept as written."""
+    from calendar_app.catalog.catalog import Problem
+    from calendar_app.editing import unreadable
+    from calendar_app.store import yamlfile
+    try:
+        yamlfile.load(data)
+    except yamlfile.YamlError as exc:
+        problem = Problem("events/x.yaml", exc.line, exc.message)
+        speaking.config["locale"] = "de_DE"
+        with speaking.app_context():
+            said = unreadable.text(problem)
+        assert said.startswith(f"events/x.yaml, Zeile {exc.line}: " if exc.line
+                               else "events/x.yaml: ")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from flask import Flask, current_app, has_app_context
 
-from ..model import recurrence
+from ..model import findings, recurrence
 from ..site.i18n import Regional, site_locale
 from . import words
 
@@ -53,12 +53,28 @@ def service_message(text: str) -> str:
     catalogs lack stays as the service wrote it."""
     if text in _FILLED:
         return gettext(text)
-    for template, pattern in service_patterns():
+    return _read_back(text, service_patterns(), service_message)
+
+
+def file_message(text: str) -> str:
+    """Why a record file cannot be read, in the editor's language: the YAML reader's
+    words (words.YAML, the parser's problems and Python's date errors among them), a
+    check's finding, or any message service_message knows; else as written."""
+    if text in _FILLED or any(p.fullmatch(text) for _t, p in service_patterns()):
+        return service_message(text)
+    return _read_back(text, file_patterns(), file_message)
+
+
+def _read_back(text: str, patterns: tuple[tuple[str, re.Pattern], ...],
+               inner: Callable[[str], str]) -> str:
+    """The translated template whose pattern the text matches, filled with the values
+    read out of it (`%(message)s`, a message inside a message, shown by `inner`)."""
+    for template, pattern in patterns:
         found = pattern.fullmatch(text)
         if found:
             values = found.groupdict()
             if "message" in values:
-                values["message"] = service_message(values["message"])
+                values["message"] = inner(values["message"])
             return gettext(template) % values if values else gettext(template)
     return gettext(text)
 
@@ -69,10 +85,20 @@ _FILLED = frozenset(words.FILLED)
 @functools.cache
 def service_patterns() -> tuple[tuple[str, re.Pattern], ...]:
     """(template, what its filled-in texts look like) of words.SERVICE and
-    recurrence.MESSAGES, the one with the most words of its own first (a message that
-    says more wins over one whose placeholder would swallow those words)."""
+    recurrence.MESSAGES."""
+    return _patterns((*words.SERVICE, *recurrence.MESSAGES.values()))
+
+
+@functools.cache
+def file_patterns() -> tuple[tuple[str, re.Pattern], ...]:
+    """The same of words.YAML and findings.MESSAGES."""
+    return _patterns((*words.YAML, *findings.MESSAGES.values()))
+
+
+def _patterns(templates: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], ...]:
+    """The one with the most words of its own first (a message that says more wins over
+    one whose placeholder would swallow those words)."""
     out = []
-    templates = (*words.SERVICE, *recurrence.MESSAGES.values())
     for template in sorted(templates, key=lambda t: len(_PLACEHOLDER.sub("", t)),
                            reverse=True):
         parts = _PLACEHOLDER.split(template)

@@ -131,6 +131,29 @@ FILLED = (
     N_("Sorry, you are not allowed to update tags as this user."),
 )
 
+# Why the YAML reader (store/yamlfile.py) refuses a record file, as its sentences word
+# it, and the problems PyYAML and Python's dates name most often, in their words; the
+# editing pages name unreadable files with these translated (editing/unreadable.py).
+# A problem not here is shown in the parser's English inside a translated sentence.
+YAML = (
+    N_("file is larger than %(bytes)s bytes"), N_("file is not valid UTF-8"),
+    N_("file contains a NUL byte"), N_("a record file must hold a mapping of keys to values"),
+    N_("structure is nested too deeply"), N_("a value cannot be read: %(message)s"),
+    N_("%(value)s cannot be read: %(message)s"),
+    N_("YAML anchors and aliases are not allowed in record files"),
+    N_("YAML tags are not allowed in record files"),
+    N_("a tab character at line %(line)s, column %(column)s: YAML indents with spaces "
+       "only; replace the tab with spaces"),
+    N_("cannot read the file"), N_("cannot read: %(reason)s"),
+    N_("mapping values are not allowed in this context"),
+    N_("did not find expected ',' or ']'"), N_("did not find expected ',' or '}'"),
+    N_("found unexpected end of stream"), N_("did not find expected key"),
+    N_("could not find expected ':'"), N_("found character that cannot start any token"),
+    N_("but found another document"), N_("day is out of range for month"),
+    N_("month must be in 1..12"), N_("hour must be in 0..23"), N_("minute must be in 0..59"),
+    N_("second must be in 0..59"),
+)
+
 
 class Kind:
     """The words of one kind of record: each language inflects "new", "this" and the
