@@ -196,9 +196,9 @@ def test_the_rule_error_scan_fails_on_a_sentence_written_in_place() -> None:
 def test_service_messages_keep_their_values_in_translation(app) -> None:
     with app.app_context():
         assert service_message("start_date must be within 1900-2100.") == \
-            "start_date muss zwischen 1900-2100 liegen."
+            "Beginn muss zwischen 1900-2100 liegen."
         assert service_message("Missing parameter(s): title, email") == \
-            "Fehlende Angabe(n): title, email"
+            "Fehlende Angabe(n): Titel, E-Mail-Adresse"
         assert service_message('The slug "x%(y)s" is already in use by another term.') == \
             "Der Slug „x%(y)s“ wird bereits von einem anderen Begriff verwendet."
 
@@ -351,7 +351,7 @@ def test_submission_moderation_and_mails_speak_german(app, client, content: Path
     bad = propose(client, end_date="2027-03-05T18:00", email="")
     assert bad.status_code == 400
     shown = page_text(bad)
-    assert "Fehlende Angabe(n): email" in shown
+    assert "Fehlende Angabe(n): E-Mail-Adresse" in shown
     assert "Das Ende darf nicht vor dem Beginn liegen." in shown
     assert propose(client).status_code == 303
     assert sign_in(client, "editor").status_code == 303

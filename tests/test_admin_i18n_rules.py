@@ -193,6 +193,20 @@ def test_a_kind_of_record_is_named_in_the_editors_language(speaking, locale, tra
             assert shown(speaking, locale, sentence) != sentence
 
 
+@pytest.mark.parametrize("locale", LOCALES)
+def test_parameters_are_named_by_their_fields_labels(speaking, locale) -> None:
+    """A translated page names the fields a refusal lists by their labels; an English one
+    keeps the interface's wording (its parameter names)."""
+    from calendar_app.site.i18n import Regional
+    said = shown(speaking, locale, "Missing parameter(s): title, per_page")
+    if locale == "en_US":
+        assert said == "Missing parameter(s): title, per_page"
+    else:
+        title = Regional(locale).gettext("Title")
+        assert said.endswith(f"{title}, per_page") and title != "Title"
+        assert shown(speaking, locale, "start_date must be within years 1000 to 9998.") \
+            .startswith(Regional(locale).gettext("Starts"))
+
 # -- on the pages -----------------------------------------------------------------------
 def localized(content: Path, locale: str) -> None:
     with (content / "calendar.yaml").open("a", encoding="utf-8") as out:

@@ -75,11 +75,24 @@ def _read_back(text: str, patterns: tuple[tuple[str, re.Pattern], ...],
             values = found.groupdict()
             if "message" in values:
                 values["message"] = inner(values["message"])
+            if template in _NAMING and not regional().english:
+                values = {k: _labels(v) if k in ("name", "names") else v
+                          for k, v in values.items()}
             return gettext(template) % values if values else gettext(template)
     return gettext(text)
 
 
+def _labels(names: str) -> str:
+    """The service's parameter names ("title, email") as the forms label those fields
+    ("Titel, E-Mail-Adresse"); a name no field has stays as written. English pages keep
+    the interface's own wording, parameter names included, as the plugin words it."""
+    return ", ".join(gettext(words.LABELS[n]) if n in words.LABELS else n
+                     for n in names.split(", "))
+
+
 _FILLED = frozenset(words.FILLED)
+# The service's templates whose `name`/`names` are parameters (the fields' names).
+_NAMING = frozenset(words.SERVICE)
 
 
 @functools.cache
