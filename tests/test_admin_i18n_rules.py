@@ -93,7 +93,8 @@ def test_the_english_is_what_check_and_the_interface_have_always_said() -> None:
 @pytest.mark.parametrize("locale", LOCALES)
 def test_every_kind_of_refusal_reads_in_the_editors_language(speaking, locale) -> None:
     """Each template of the table is met (so each is read back), translated in every
-    language, its values (rule text, dates, keys) kept as written."""
+    language, its values (rule text, dates, keys) kept as written but the range of years
+    the calendar keeps (words, translated)."""
     met = set()
     for block in BAD:
         found = refusal(block)
@@ -103,8 +104,8 @@ def test_every_kind_of_refusal_reads_in_the_editors_language(speaking, locale) -
             assert words_ == found.message
             continue
         assert words_ != found.message, found.message
-        for value in found.values.values():
-            assert value in words_, (found.message, words_)
+        for name, value in found.values.items():  # the range of years: words, translated
+            assert (value in words_) != (name == "range"), (found.message, words_)
         literal = max(re.split(r"%\(\w+\)s", found.template), key=len).strip(" :")
         assert literal not in words_, words_  # no English left around the values
     assert met == set(recurrence.MESSAGES.values()) - {recurrence.MESSAGES["change-field"]}
@@ -153,7 +154,7 @@ def test_any_refusal_is_translated_with_its_values_as_written(speaking, block) -
     except recurrence.RecurrenceError as found:
         german = shown(speaking, "de_DE", found.message)
         assert german != found.message
-        assert all(v in german for v in found.values.values())
+        assert all(v in german for k, v in found.values.items() if k != "range")
         assert shown(speaking, "en_US", found.message) == found.message
 
 
@@ -204,8 +205,16 @@ def test_parameters_are_named_by_their_fields_labels(speaking, locale) -> None:
     else:
         title = Regional(locale).gettext("Title")
         assert said.endswith(f"{title}, per_page") and title != "Title"
-        assert shown(speaking, locale, "start_date must be within years 1000 to 9998.") \
-            .startswith(Regional(locale).gettext("Starts"))
+        within = shown(speaking, locale, "start_date must be within years 1000 to 9998.")
+        assert Regional(locale).gettext("Starts") in within and "years" not in within
+        never = refusal({"every": "week", "until": "0001-01-01"}).message
+        assert "years" not in shown(speaking, locale, never)
+
+
+def test_the_range_of_kept_dates_is_the_one_the_words_translate() -> None:
+    from calendar_app.model import dates
+    assert words.KEPT_RANGE == dates.KEPT_RANGE
+    assert f"%(name)s must be within {dates.KEPT_RANGE}." in words.SERVICE
 
 # -- on the pages -----------------------------------------------------------------------
 def localized(content: Path, locale: str) -> None:

@@ -75,6 +75,8 @@ def _read_back(text: str, patterns: tuple[tuple[str, re.Pattern], ...],
             values = found.groupdict()
             if "message" in values:
                 values["message"] = inner(values["message"])
+            if values.get("range") == words.KEPT_RANGE:
+                values["range"] = gettext(words.KEPT_RANGE)
             if template in _NAMING and not regional().english:
                 values = {k: _labels(v) if k in ("name", "names") else v
                           for k, v in values.items()}

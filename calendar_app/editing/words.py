@@ -79,6 +79,8 @@ SERVICE = (N_("Invalid parameter."), N_("Missing parameter(s): %(names)s"),
            N_("Invalid parameter(s): %(names)s"),
            N_("%(name)s is not of type %(type)s."),
            N_("%(name)s must be within %(range)s."),
+           # the only range the service names (dates.KEPT_RANGE): a whole sentence
+           N_("%(name)s must be within years 1000 to 9998."),
            N_("The end date must not be before the start date."),
            N_("Sorry, you are not allowed to do that."),
            N_("Sorry, you are not allowed to %(verb)s %(records)s as this user."),
@@ -100,6 +102,9 @@ SERVICE = (N_("Invalid parameter."), N_("Missing parameter(s): %(names)s"),
            N_("The CSRF token has expired."), N_("The CSRF token is invalid."),
            N_("The CSRF tokens do not match."), N_("The referrer header is missing."),
            N_("The referrer does not match the host."))
+
+# dates.KEPT_RANGE, as a rule's message puts it in parentheses (a test holds them equal).
+KEPT_RANGE = N_("years 1000 to 9998")
 
 # SERVICE's messages that name a kind of record, filled in with each kind's noun (the
 # resources' `singular`, `name` and the verbs service.py gives): a whole sentence each,
