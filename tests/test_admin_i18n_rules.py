@@ -6,6 +6,7 @@ English of `check`, `diff` and the interface unchanged."""
 from __future__ import annotations
 
 import datetime as dt
+import pickle
 import re
 from pathlib import Path
 
@@ -88,6 +89,9 @@ def test_the_english_is_what_check_and_the_interface_have_always_said() -> None:
         "exdate, changes)"), "bogus", "bogus:")
     assert str(found) == found.message
     assert found.template % found.values == found.message
+    again = pickle.loads(pickle.dumps(found))
+    assert (again.message, again.key, again.at, again.values) == (
+        found.message, found.key, found.at, found.values)
 
 
 @pytest.mark.parametrize("locale", LOCALES)

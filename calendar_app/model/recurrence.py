@@ -133,12 +133,18 @@ class RecurrenceError(ValueError):
 
     # positional-only: a template may name its own values `key` and `name`
     def __init__(self, name: str, key: str = "", at: str = "", /, **values: object) -> None:
+        self.name = name
         self.template = MESSAGES[name]
         self.values = {k: str(v) for k, v in values.items()}
         self.message = self.template % self.values
         super().__init__(self.message)
         self.key = key
         self.at = at
+
+    def __reduce__(self) -> tuple:
+        # Across a fork (parallel parsing): made without __init__, which takes a name
+        # where pickle would give the message; its attributes are its state.
+        return (RecurrenceError.__new__, (RecurrenceError, self.message), dict(self.__dict__))
 
 
 @dataclass(frozen=True)
