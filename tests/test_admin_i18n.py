@@ -21,7 +21,7 @@ from submitting import GOOD, decision, propose, text
 from calendar_app.editing import forms, rule_words, words
 from calendar_app.editing.language import regional_for, service_message, service_patterns
 from calendar_app.http.app import create_app
-from calendar_app.model import records
+from calendar_app.model import records, recurrence
 from calendar_app.model.resources import RESOURCES
 from calendar_app.site.i18n import Regional
 
@@ -153,12 +153,52 @@ def test_every_message_the_service_raises_has_a_translation() -> None:
         assert german.gettext(template) != template, template
 
 
+def _unworded_rule_errors(source: str) -> list[str]:
+    """Each RecurrenceError a module raises that recurrence.MESSAGES does not word: its
+    first argument is not the name of a template there, or a choice among such names
+    (a sentence written in place, or a name from elsewhere)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(
+                node.func, "id", getattr(node.func, "attr", "")) == "RecurrenceError":
+            first = node.args[0] if node.args else ast.Constant(None)
+            if isinstance(first, ast.Subscript):
+                first = first.value  # ("a", "b")[n]: one of these names
+            names = first.elts if isinstance(first, ast.Tuple) else [first]
+            if not all(isinstance(n, ast.Constant) and n.value in recurrence.MESSAGES
+                       for n in names):
+                found.append(ast.unparse(node)[:80])
+    return found
+
+
+def test_every_rule_error_is_worded_by_the_table_and_translated() -> None:
+    """A recurrence rule's error that model/recurrence.py writes in place (not a MESSAGES
+    name) fails here; a template a catalog lacks fails here and in test_site_i18n."""
+    code = Path(__file__).resolve().parent.parent / "calendar_app" / "model"
+    source = (code / "recurrence.py").read_text(encoding="utf-8")
+    assert source.count("raise RecurrenceError(") > 25
+    assert _unworded_rule_errors(source) == []
+    for locale in ("de_DE", "fr_FR", "es_ES", "ar_EG"):
+        language = Regional(locale)
+        left = [t for t in recurrence.MESSAGES.values() if language.gettext(t) == t]
+        assert left == [], locale
+
+
+def test_the_rule_error_scan_fails_on_a_sentence_written_in_place() -> None:
+    written = ('raise RecurrenceError(f"recurrence on: {item!r} is odd", "on")\n'
+               'raise RecurrenceError("no-such-name", "on")\n'
+               'raise RecurrenceError(reason, "on")\n'
+               'raise RecurrenceError(("count", "other")[n], "on")\n'
+               'raise RecurrenceError("count", "count", "0", count="0")\n')
+    assert len(_unworded_rule_errors(written)) == 4
+
+
 def test_service_messages_keep_their_values_in_translation(app) -> None:
     with app.app_context():
         assert service_message("start_date must be within 1900-2100.") == \
-            "start_date muss zwischen 1900-2100 liegen."
+            "Beginn muss zwischen 1900-2100 liegen."
         assert service_message("Missing parameter(s): title, email") == \
-            "Fehlende Angabe(n): title, email"
+            "Fehlende Angabe(n): Titel, E-Mail-Adresse"
         assert service_message('The slug "x%(y)s" is already in use by another term.') == \
             "Der Slug „x%(y)s“ wird bereits von einem anderen Begriff verwendet."
 
@@ -311,7 +351,7 @@ def test_submission_moderation_and_mails_speak_german(app, client, content: Path
     bad = propose(client, end_date="2027-03-05T18:00", email="")
     assert bad.status_code == 400
     shown = page_text(bad)
-    assert "Fehlende Angabe(n): email" in shown
+    assert "Fehlende Angabe(n): E-Mail-Adresse" in shown
     assert "Das Ende darf nicht vor dem Beginn liegen." in shown
     assert propose(client).status_code == 303
     assert sign_in(client, "editor").status_code == 303

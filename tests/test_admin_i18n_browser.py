@@ -27,7 +27,12 @@ class Server:
         self.content = make_repo(root)
         with (self.content / "calendar.yaml").open("a", encoding="utf-8") as out:
             out.write(f"locale: {locale}\n")
-        git(self.content.parent, "commit", "-qam", "locale")
+        # A file the calendar cannot read: the events list names it (in the page's
+        # language and direction, checked with the rest of the page).
+        (self.content / "events" / "broken.yaml").write_text("id: 990\ntitle: [x\n",
+                                                             encoding="utf-8")
+        git(self.content.parent, "add", "-A")
+        git(self.content.parent, "commit", "-qm", "locale")
         shutil.copy(users, root / "users.yaml")
         self.app = create_app({"CONTENT_DIR": str(self.content),
                                "USERS_FILE": str(root / "users.yaml"),
@@ -89,6 +94,9 @@ def test_arabic_editing_pages_read_from_the_right(browser, servers, seen, tmp_pa
     look(page, "ar-submit", seen, tmp_path)
     sign_in(page, server)
     assert page.get_attribute("html", "lang") == "ar-EG"
+    assert page.inner_text("#unreadable") == "ملفات تتعذر قراءتها"
+    assert "events/broken.yaml، السطر 3: كان متوقعًا ',' أو ']'" in page.inner_text(
+        "section.error li")
     look(page, "ar-events", seen, tmp_path)
     # Right to left: the heading starts at the right edge, the sign-out form (pushed
     # to the end of the line) sits at the left.

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from flask import Flask, current_app, has_app_context
 
+from ..model import findings, recurrence
 from ..site.i18n import Regional, site_locale
 from . import words
 
@@ -45,27 +46,84 @@ def gettext(message: str, **values: object) -> str:
 
 
 def service_message(text: str) -> str:
-    """A message of the service (words.SERVICE) in the editor's language, the values
-    it filled in kept as written; one the catalogs lack stays as the service wrote it."""
-    for template, pattern in service_patterns():
+    """A message of the service (words.SERVICE) or of a recurrence rule
+    (recurrence.MESSAGES) in the editor's language, the values it filled in kept as
+    written (a field's own message inside a rule's, `%(message)s`, translated too); a
+    sentence naming a kind of record (words.FILLED) is translated whole; one the
+    catalogs lack stays as the service wrote it."""
+    if text in _FILLED:
+        return gettext(text)
+    return _read_back(text, service_patterns(), service_message)
+
+
+def file_message(text: str) -> str:
+    """Why a record file cannot be read, in the editor's language: the YAML reader's
+    words (words.YAML, the parser's problems and Python's date errors among them), a
+    check's finding, or any message service_message knows; else as written."""
+    if text in _FILLED or any(p.fullmatch(text) for _t, p in service_patterns()):
+        return service_message(text)
+    return _read_back(text, file_patterns(), file_message)
+
+
+def _read_back(text: str, patterns: tuple[tuple[str, re.Pattern], ...],
+               inner: Callable[[str], str]) -> str:
+    """The translated template whose pattern the text matches, filled with the values
+    read out of it (`%(message)s`, a message inside a message, shown by `inner`)."""
+    for template, pattern in patterns:
         found = pattern.fullmatch(text)
         if found:
-            return gettext(template) % found.groupdict() if found.groupdict() else \
-                gettext(template)
+            values = found.groupdict()
+            if "message" in values:
+                values["message"] = inner(values["message"])
+            if values.get("range") == words.KEPT_RANGE:
+                values["range"] = gettext(words.KEPT_RANGE)
+            if template in _NAMING and not regional().english:
+                values = {k: _labels(v) if k in ("name", "names") else v
+                          for k, v in values.items()}
+            return gettext(template) % values if values else gettext(template)
     return gettext(text)
+
+
+def _labels(names: str) -> str:
+    """The service's parameter names ("title, email") as the forms label those fields
+    ("Titel, E-Mail-Adresse"); a name no field has stays as written. English pages keep
+    the interface's own wording, parameter names included, as the plugin words it."""
+    return ", ".join(gettext(words.LABELS[n]) if n in words.LABELS else n
+                     for n in names.split(", "))
+
+
+_FILLED = frozenset(words.FILLED)
+# The service's templates whose `name`/`names` are parameters (the fields' names).
+_NAMING = frozenset(words.SERVICE)
 
 
 @functools.cache
 def service_patterns() -> tuple[tuple[str, re.Pattern], ...]:
-    """(template, what its filled-in texts look like) of words.SERVICE, the longest
-    template first (a message that ends in more words wins)."""
+    """(template, what its filled-in texts look like) of words.SERVICE and
+    recurrence.MESSAGES."""
+    return _patterns((*words.SERVICE, *recurrence.MESSAGES.values()))
+
+
+@functools.cache
+def file_patterns() -> tuple[tuple[str, re.Pattern], ...]:
+    """The same of words.YAML and findings.MESSAGES."""
+    return _patterns((*words.YAML, *findings.MESSAGES.values()))
+
+
+def _patterns(templates: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], ...]:
+    """The one with the most words of its own first (a message that says more wins over
+    one whose placeholder would swallow those words)."""
     out = []
-    for template in sorted(words.SERVICE, key=len, reverse=True):
-        parts = re.split(r"%\((\w+)\)s", template)
+    for template in sorted(templates, key=lambda t: len(_PLACEHOLDER.sub("", t)),
+                           reverse=True):
+        parts = _PLACEHOLDER.split(template)
         regex = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)"
                         for i, part in enumerate(parts))
         out.append((template, re.compile(regex, re.DOTALL)))
     return tuple(out)
+
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
 def finding_text(found: object) -> str:

@@ -13,7 +13,17 @@ import functools
 import zoneinfo
 from typing import Any
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 
 from ..model.errors import ApiError
 from ..model.findings import WARNING, Finding
@@ -24,7 +34,7 @@ from ..service import term_capability
 from ..site.i18n import N_
 from ..store.users import User
 from ..wiring import Calendar
-from . import forms, links, listing, rules, words
+from . import forms, links, listing, rules, unreadable, words
 from .auth import current_user, login_required
 from .language import finding_text, regional, service_message, status_name
 from .language import gettext as _
@@ -89,8 +99,9 @@ def records(collection: str) -> Any:
                for r, depth in links.tree(calendar().catalog)]
     page.title = _(page.title)
     page.error = service_message(page.error) if page.error else ""
+    broken = [unreadable.text(p) for p in unreadable.of(calendar().catalog, collection)]
     return render_template("admin/list.html", resource=resource, page=page,
-                           title=page.title, category_choices=choices)
+                           title=page.title, category_choices=choices, unreadable=broken)
 
 
 def _editor() -> User:
@@ -104,6 +115,11 @@ def _editor() -> User:
 def _record(resource: Resource, record_id: int) -> Record:
     record = calendar().catalog.get(record_id, resource.name)
     if record is None:
+        broken = unreadable.holding(calendar().catalog, resource.name, record_id)
+        if broken is not None:  # its file broke: say where, not "no such record"
+            abort(make_response(render_template(
+                "admin/message.html", title=_("The file of this record cannot be read"),
+                message=unreadable.text(broken)), 404))
         abort(404)
     return record
 

@@ -498,8 +498,8 @@ class Recurrence(FieldType):
                 try:
                     change[name] = field.type.from_file(item, field.yaml_key)
                 except RecordError as exc:
-                    raise RecordError(f"recurrence changes {when}: {exc.message}", key,
-                                      f"{name}:") from None
+                    raise RecordError(recurrence.MESSAGES["change-field"] % {
+                        "when": when, "message": exc.message}, key, f"{name}:") from None
         return block
 
     def form_value(self, value: object) -> Any:

@@ -55,15 +55,96 @@ _NTH_DAY = re.compile(r"(first|second|third|fourth|fifth|last)\s+(\w+)")
 _UNTIL_UTC = re.compile(r"(UNTIL=)(\d{8}T\d{6})Z", re.IGNORECASE)
 
 
-class RecurrenceError(ValueError):
-    """A recurrence block that cannot be used. `at` is text of the block to point at
-    (for the line of the report), `key` the block's key it is under."""
 
-    def __init__(self, message: str, key: str = "", at: str = "") -> None:
-        super().__init__(message)
-        self.message = message
+def N_(message: str) -> str:
+    """Marks a message for the catalogs (pybabel's keyword; site.i18n has the same)."""
+    return message
+
+
+# Why a block cannot be used: English templates with `%(name)s` placeholders, filled in
+# for `check`, `diff` and the interface, translated on the editing pages (editing/
+# language.py reads the values back out of the text). Each is a whole sentence: the
+# ones that differ in a word of their own ("or") are messages of their own. Rule texts
+# and values arrive quoted as they have always been printed (repr).
+MESSAGES = {
+    "not-a-date": N_("recurrence %(key)s: %(value)s is not a date like 2027-03-05 19:30:00"),
+    "date-not-kept": N_("recurrence %(key)s: %(date)s is outside the dates the calendar "
+                        "keeps (%(range)s)"),
+    "rule-not-text": N_("recurrence rrule: expected RFC 5545 text such as "
+                        "FREQ=WEEKLY;BYDAY=TU"),
+    "until-not-kept": N_("recurrence rrule: %(rule)s: UNTIL is not a date the calendar "
+                         "keeps (%(range)s)"),
+    "rule-with-start": N_("recurrence rrule: %(rule)s: give only the rule; the event's "
+                          "start_date is its start"),
+    "not-a-rule": N_("recurrence rrule: %(rule)s is not an RFC 5545 rule (%(reason)s)"),
+    "many-rules": N_("recurrence rrule: %(rule)s must be a single rule"),
+    "frequency": N_("recurrence rrule: FREQ=%(freq)s is not supported (events repeat daily "
+                    "at most often)"),
+    "interval": N_("recurrence rrule: %(rule)s: INTERVAL must be 1 or more"),
+    "count-part": N_("recurrence rrule: %(rule)s: COUNT must be 1 or more"),
+    "time-parts": N_("recurrence rrule: %(rule)s: BYHOUR, BYMINUTE and BYSECOND are not "
+                     "supported: an event occurs once a day at most, at its start_date's "
+                     "time"),
+    "easter": N_("recurrence rrule: %(rule)s: BYEASTER is not part of RFC 5545"),
+    "part-freq-1": N_("recurrence rrule: %(rule)s: %(part)s needs FREQ=%(freq)s"),
+    "part-freq-2": N_("recurrence rrule: %(rule)s: %(part)s needs FREQ=%(freq)s or "
+                      "%(other)s"),
+    "part-freq-3": N_("recurrence rrule: %(rule)s: %(part)s needs FREQ=%(freq)s or "
+                      "%(other)s or %(third)s"),
+    "month": N_("recurrence rrule: %(rule)s: BYMONTH takes months 1 to 12"),
+    "until-outside": N_("recurrence rrule: %(rule)s: UNTIL is outside the dates the "
+                        "calendar keeps (%(range)s)"),
+    "no-such-day": N_("recurrence rrule: %(rule)s gives no date (no such day in those "
+                      "months)"),
+    "never": N_("recurrence rrule: %(rule)s gives no date in the %(years)s years after the "
+                "start"),
+    "every": N_("recurrence every: %(every)s should read like '2 weeks', 'day' or 'month'"),
+    "every-zero": N_("recurrence every: the interval must be at least 1"),
+    "on": N_("recurrence on: %(item)s is not a weekday, 'second tuesday' or a day of the "
+             "month"),
+    "until-and-count": N_("recurrence: give until or count, not both"),
+    "count": N_("recurrence count: %(count)s is not a whole number above 0"),
+    "not-a-mapping": N_("recurrence: expected a mapping with rrule or every"),
+    "unknown-key": N_("recurrence: unknown key %(key)s (known: %(known)s)"),
+    "rule-and-every": N_("recurrence: give rrule or every, not both (%(key)s beside rrule)"),
+    "needs-every": N_("recurrence %(key)s: needs every"),
+    "no-rule": N_("recurrence: give rrule, every or rdate"),
+    "changes-not-a-mapping": N_("recurrence changes: expected original start -> changed "
+                                "fields"),
+    "change-not-fields": N_("recurrence changes %(when)s: expected fields such as "
+                            "cancelled: true or start_date"),
+    "change-key": N_("recurrence changes %(when)s: %(name)s cannot change per occurrence "
+                     "(one of %(known)s)"),
+    "change-cancelled": N_("recurrence changes %(when)s: cancelled must be true or false"),
+    "change-empty": N_("recurrence changes %(when)s: %(name)s needs a value"),
+    # A field's own message (its type's) about a changed occurrence's value.
+    "change-field": N_("recurrence changes %(when)s: %(message)s"),
+    "exdate": N_("recurrence exdate %(date)s is not an occurrence of the rule"),
+    "change-no-occurrence": N_("recurrence changes %(when)s is not an occurrence of the "
+                               "rule"),
+    "change-end": N_("recurrence changes %(when)s: end_date is before the start"),
+}
+
+
+class RecurrenceError(ValueError):
+    """A recurrence block that cannot be used, worded by MESSAGES[name] with `values`.
+    `at` is text of the block to point at (for the line of the report), `key` the
+    block's key it is under."""
+
+    # positional-only: a template may name its own values `key` and `name`
+    def __init__(self, name: str, key: str = "", at: str = "", /, **values: object) -> None:
+        self.name = name
+        self.template = MESSAGES[name]
+        self.values = {k: str(v) for k, v in values.items()}
+        self.message = self.template % self.values
+        super().__init__(self.message)
         self.key = key
         self.at = at
+
+    def __reduce__(self) -> tuple:
+        # Across a fork (parallel parsing): made without __init__, which takes a name
+        # where pickle would give the message; its attributes are its state.
+        return (RecurrenceError.__new__, (RecurrenceError, self.message), dict(self.__dict__))
 
 
 @dataclass(frozen=True)
@@ -86,15 +167,14 @@ def _when(value: object, key: str) -> dt.datetime:
         parsed = dates.parse_file_time(value)
         if parsed is not None:
             return _kept(parsed, key, value)
-    raise RecurrenceError(f"recurrence {key}: {value!r} is not a date like "
-                          f"2027-03-05 19:30:00", key, str(value))
+    raise RecurrenceError("not-a-date", key, str(value), key=key, value=repr(value))
 
 
 def _kept(when: dt.datetime, key: str, at: object) -> dt.datetime:
     """`when` if the calendar keeps such dates (the range of event dates)."""
     if not dates.representable(when):
-        raise RecurrenceError(f"recurrence {key}: {dates.fmt(when)} is outside the dates "
-                              f"the calendar keeps ({dates.KEPT_RANGE})", key, str(at))
+        raise RecurrenceError("date-not-kept", key, str(at), key=key, date=dates.fmt(when),
+                              range=dates.KEPT_RANGE)
     return when
 
 
@@ -108,8 +188,7 @@ def _rule_texts(value: object) -> list[str]:
     texts = []
     for item in items:
         if not isinstance(item, str) or not item.strip():
-            raise RecurrenceError("recurrence rrule: expected RFC 5545 text such as "
-                                  "FREQ=WEEKLY;BYDAY=TU", "rrule", str(item))
+            raise RecurrenceError("rule-not-text", "rrule", str(item))
         text = item.strip()
         text = text[len("RRULE:"):] if text.upper().startswith("RRULE:") else text
         parse_rule(text, dt.datetime(2000, 1, 1))  # raises on bad text
@@ -126,60 +205,57 @@ def parse_rule(text: str, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
         except ValueError:
             utc = None
         if utc is None or not dates.representable(utc):  # 9999-12-31 in UTC+14: overflow
-            raise RecurrenceError(f"recurrence rrule: {text!r}: UNTIL is not a date the "
-                                  f"calendar keeps ({dates.KEPT_RANGE})", "rrule", text)
+            raise RecurrenceError("until-not-kept", "rrule", text, rule=repr(text),
+                                  range=dates.KEPT_RANGE)
         local = dates.from_utc(utc, zone) if zone is not None else utc
         return match.group(1) + local.strftime("%Y%m%dT%H%M%S")
 
     plain = _UNTIL_UTC.sub(local_until, text)
     if "\n" in plain or "DTSTART" in plain.upper():
-        raise RecurrenceError(f"recurrence rrule: {text!r}: give only the rule; the event's "
-                              f"start_date is its start", "rrule", text)
+        raise RecurrenceError("rule-with-start", "rrule", text, rule=repr(text))
     try:
         rule = du.rrulestr(plain, dtstart=start, cache=False)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
-        raise RecurrenceError(f"recurrence rrule: {text!r} is not an RFC 5545 rule "
-                              f"({exc})", "rrule", text) from None
+        # dateutil's reason, in its English: the only words the table cannot hold
+        raise RecurrenceError("not-a-rule", "rrule", text, rule=repr(text),
+                              reason=exc) from None
     if not isinstance(rule, du.rrule):
-        raise RecurrenceError(f"recurrence rrule: {text!r} must be a single rule", "rrule",
-                              text)
+        raise RecurrenceError("many-rules", "rrule", text, rule=repr(text))
     freq = du.FREQNAMES[rule._freq]
     if freq not in _FREQS:
-        raise RecurrenceError(f"recurrence rrule: FREQ={freq} is not supported (events "
-                              f"repeat daily at most often)", "rrule", text)
-    refused = _refused_part(rule)
-    if refused:
-        raise RecurrenceError(f"recurrence rrule: {text!r}: {refused}", "rrule", text)
+        raise RecurrenceError("frequency", "rrule", text, freq=freq)
+    _refuse_parts(rule, text)
     if not _can_occur(rule):
-        raise RecurrenceError(f"recurrence rrule: {text!r} gives no date (no such day in "
-                              f"those months)", "rrule", text)
+        raise RecurrenceError("no-such-day", "rrule", text, rule=repr(text))
     return rule
 
 
-def _refused_part(rule: du.rrule) -> str:
-    """Why a parsed rule cannot be used ("" when it can). dateutil takes all of these and
-    then yields one date forever (INTERVAL=0), fails while expanding, or gives many
+def _refuse_parts(rule: du.rrule, text: str) -> None:
+    """Raises when a parsed rule cannot be used. dateutil takes all of these and then
+    yields one date forever (INTERVAL=0), fails while expanding, or gives many
     occurrences a day."""
     given = rule._original_rule
+    shown = repr(text)
     if rule._interval < 1:
-        return "INTERVAL must be 1 or more"
+        raise RecurrenceError("interval", "rrule", text, rule=shown)
     if rule._count is not None and rule._count < 1:
-        return "COUNT must be 1 or more"
+        raise RecurrenceError("count-part", "rrule", text, rule=shown)
     if any(given.get(part) is not None for part in ("byhour", "byminute", "bysecond")):
-        return ("BYHOUR, BYMINUTE and BYSECOND are not supported: an event occurs once a day "
-                "at most, at its start_date's time")
+        raise RecurrenceError("time-parts", "rrule", text, rule=shown)
     if given.get("byeaster") is not None:
-        return "BYEASTER is not part of RFC 5545"
+        raise RecurrenceError("easter", "rrule", text, rule=shown)
     # RFC 5545 (3.3.10) allows these parts with some frequencies only; dateutil takes
     # them with all, but walks DAILY and WEEKLY rules with them a day or week at a time.
     for part, freqs in _PART_FREQS.items():
         if given.get(part) and du.FREQNAMES[rule._freq] not in freqs:
-            return f"{part.upper()} needs FREQ={' or '.join(freqs)}"
+            named = dict(zip(("freq", "other", "third"), freqs))
+            raise RecurrenceError(("part-freq-1", "part-freq-2", "part-freq-3")[len(freqs) - 1],
+                                  "rrule", text, rule=shown, part=part.upper(), **named)
     if any(not 1 <= m <= 12 for m in rule._bymonth or ()):
-        return "BYMONTH takes months 1 to 12"
+        raise RecurrenceError("month", "rrule", text, rule=shown)
     if rule._until is not None and not dates.representable(rule._until):
-        return f"UNTIL is outside the dates the calendar keeps ({dates.KEPT_RANGE})"
-    return ""
+        raise RecurrenceError("until-outside", "rrule", text, rule=shown,
+                              range=dates.KEPT_RANGE)
 
 
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -200,12 +276,10 @@ def _readable_rule(block: dict) -> str:
     every = block.get("every")
     match = _EVERY.fullmatch(str(every).strip().lower()) if every is not None else None
     if not match:
-        raise RecurrenceError(f"recurrence every: {every!r} should read like '2 weeks', "
-                              f"'day' or 'month'", "every", str(every))
+        raise RecurrenceError("every", "every", str(every), every=repr(every))
     interval = int(match.group(1) or 1)
     if interval < 1:
-        raise RecurrenceError("recurrence every: the interval must be at least 1", "every",
-                              str(every))
+        raise RecurrenceError("every-zero", "every", str(every))
     parts = [f"FREQ={_UNITS[match.group(2)]}"] + ([f"INTERVAL={interval}"] if interval > 1
                                                   else [])
     on = block.get("on")
@@ -219,9 +293,7 @@ def _readable_rule(block: dict) -> str:
             nth = _NTH_DAY.fullmatch(word)
             day = nth.group(2) if nth else word
             if day not in WEEKDAYS:
-                raise RecurrenceError(f"recurrence on: {item!r} is not a weekday, "
-                                      f"'second tuesday' or a day of the month", "on",
-                                      str(item))
+                raise RecurrenceError("on", "on", str(item), item=repr(item))
             code = _DAY_CODES[WEEKDAYS.index(day)]
             days.append(f"{_ORDINALS[nth.group(1)]}{code}" if nth else code)
         if days:
@@ -229,7 +301,7 @@ def _readable_rule(block: dict) -> str:
         if monthdays:
             parts.append("BYMONTHDAY=" + ",".join(monthdays))
     if "until" in block and "count" in block:
-        raise RecurrenceError("recurrence: give until or count, not both", "count")
+        raise RecurrenceError("until-and-count", "count")
     if "until" in block:
         until = block["until"]
         end = _when(until, "until")
@@ -240,8 +312,7 @@ def _readable_rule(block: dict) -> str:
     if "count" in block:
         count = block["count"]
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise RecurrenceError(f"recurrence count: {count!r} is not a whole number "
-                                  f"above 0", "count", str(count))
+            raise RecurrenceError("count", "count", str(count), count=repr(count))
         parts.append(f"COUNT={count}")
     return ";".join(parts)
 
@@ -252,20 +323,19 @@ def normalize(value: object) -> dict:
     if isinstance(value, str):  # the shortest form: just the rule
         value = {"rrule": value}
     if not isinstance(value, dict):
-        raise RecurrenceError("recurrence: expected a mapping with rrule or every")
+        raise RecurrenceError("not-a-mapping")
     if True in value:  # YAML 1.1 reads a bare `on:` key as true
         value = {("on" if k is True else k): v for k, v in value.items()}
     unknown = [k for k in value if k not in KEYS]
     if unknown:
-        raise RecurrenceError(f"recurrence: unknown key {unknown[0]!r} (known: "
-                              f"{', '.join(KEYS)})", str(unknown[0]), f"{unknown[0]}:")
+        raise RecurrenceError("unknown-key", str(unknown[0]), f"{unknown[0]}:",
+                              key=repr(unknown[0]), known=", ".join(KEYS))
     readable = [k for k in _READABLE if k in value]
     if "rrule" in value and readable:
-        raise RecurrenceError(f"recurrence: give rrule or every, not both ({readable[0]} "
-                              f"beside rrule)", readable[0], f"{readable[0]}:")
+        raise RecurrenceError("rule-and-every", readable[0], f"{readable[0]}:",
+                              key=readable[0])
     if "rrule" not in value and "every" not in value and readable:
-        raise RecurrenceError(f"recurrence {readable[0]}: needs every", readable[0],
-                              f"{readable[0]}:")
+        raise RecurrenceError("needs-every", readable[0], f"{readable[0]}:", key=readable[0])
     out: dict = {}
     if "rrule" in value:
         texts = _rule_texts(value["rrule"])
@@ -285,35 +355,32 @@ def normalize(value: object) -> dict:
     if value.get("changes") is not None:
         out["changes"] = _changes(value["changes"])
     if not (out.get("rrule") or out.get("every") or out.get("rdate")):
-        raise RecurrenceError("recurrence: give rrule, every or rdate")
+        raise RecurrenceError("no-rule")
     return out
 
 
 def _changes(value: object) -> dict:
     if not isinstance(value, dict):
-        raise RecurrenceError("recurrence changes: expected original start -> changed "
-                              "fields", "changes", "changes:")
+        raise RecurrenceError("changes-not-a-mapping", "changes", "changes:")
     out: dict = {}
     for when, change in value.items():
         key = dates.fmt(_when(when, "changes"))
         if not isinstance(change, dict) or not change:
-            raise RecurrenceError(f"recurrence changes {key}: expected fields such as "
-                                  f"cancelled: true or start_date", "changes", str(when))
+            raise RecurrenceError("change-not-fields", "changes", str(when), when=key)
         fields: dict = {}
         for name, item in change.items():
             if name not in CHANGE_KEYS:
-                raise RecurrenceError(f"recurrence changes {key}: {name!r} cannot change "
-                                      f"per occurrence (one of {', '.join(CHANGE_KEYS)})",
-                                      "changes", f"{name}:")
+                raise RecurrenceError("change-key", "changes", f"{name}:", when=key,
+                                      name=repr(name), known=", ".join(CHANGE_KEYS))
             if name == "cancelled":
                 if not isinstance(item, bool):
-                    raise RecurrenceError(f"recurrence changes {key}: cancelled must be "
-                                          f"true or false", "changes", f"{name}:")
+                    raise RecurrenceError("change-cancelled", "changes", f"{name}:",
+                                          when=key)
             elif name in ("start_date", "end_date"):
                 item = _when(item, "changes")
             elif item is None:
-                raise RecurrenceError(f"recurrence changes {key}: {name} needs a value",
-                                      "changes", f"{name}:")
+                raise RecurrenceError("change-empty", "changes", f"{name}:", when=key,
+                                      name=name)
             # the other fields are the event's own: the Recurrence field type checks them
             fields[name] = item
         out[key] = fields
@@ -447,8 +514,8 @@ def validate(block: dict, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
     most, so endless rules need no horizon)."""
     for text in rule_texts(block):
         if not _recurs(parse_rule(text, start, zone)):
-            raise RecurrenceError(f"recurrence rrule: {text!r} gives no date in the "
-                                  f"{_CYCLE_YEARS} years after the start", "rrule", text)
+            raise RecurrenceError("never", "rrule", text, rule=repr(text),
+                                  years=_CYCLE_YEARS)
     excluded = set(block.get("exdate", ()))
     keys = {dt.datetime.fromisoformat(k) for k in block.get("changes", {})}
     # a series starting in the last century of the calendar: no overflow past 9999
@@ -458,18 +525,16 @@ def validate(block: dict, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
     occurs = {w for w in _rule_dates(block, start, furthest, zone) if w in asked}
     for when in block.get("exdate", ()):
         if when not in occurs:
-            raise RecurrenceError(f"recurrence exdate {dates.fmt(when)} is not an "
-                                  f"occurrence of the rule", "exdate", dates.fmt(when)[:10])
+            raise RecurrenceError("exdate", "exdate", dates.fmt(when)[:10],
+                                  date=dates.fmt(when))
     for key, change in block.get("changes", {}).items():
         when = dt.datetime.fromisoformat(key)
         if when not in occurs or when in excluded:
-            raise RecurrenceError(f"recurrence changes {key} is not an occurrence of the "
-                                  f"rule", "changes", key[:10])
+            raise RecurrenceError("change-no-occurrence", "changes", key[:10], when=key)
         moved_start = change.get("start_date")
         moved_end = change.get("end_date")
         if moved_end is not None and moved_end < (moved_start or when):
-            raise RecurrenceError(f"recurrence changes {key}: end_date is before the start",
-                                  "changes", key[:10])
+            raise RecurrenceError("change-end", "changes", key[:10], when=key)
 
 
 def expand(block: dict, start: dt.datetime, end: dt.datetime, until: dt.datetime,
