@@ -41,16 +41,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import clock as clocks
 from ..model import slugs
 from ..store import gitfast, yamlfile
-from ..store.conflicts import CONFLICTS_DIR
+from ..store.conflicts import CONFLICTS_DIR, conflict_record
 from ..store.content import ContentTree
-from . import fieldmerge
+from . import fieldmerge, replay
 from .clone import git_call, git_reason, ours_entry
 from .pushgroup import PushGroup
 from .settings import RemoteStalled, SyncError, SyncSettings
@@ -93,6 +93,8 @@ class RemoteSync:
         self.attributes = Path(state_dir) / "merge-attributes"
         self.clock = clock
         self.group = PushGroup(Path(state_dir))
+        self.replay_marker = Path(state_dir) / "replay.json"
+        tree.lock_hooks.append(self._finish_replay)
         self._url: str | None = None
         # Called, under the write lock, with the content-relative paths changed.
         self.integrated_hooks: list[Callable[[set[str]], object]] = []
@@ -325,28 +327,43 @@ class RemoteSync:
             raise SyncError(f"cannot integrate: {blocked}")
         old = self._rev("HEAD")
         known = read_state(self.state_path).get("upstream") or previous
-        behind = self.git("rev-list", "--count", f"HEAD..{self.upstream}").stdout.strip()
+        behind = gitfast.ahead(self.tree.git_dir, self.upstream, f"refs/heads/{self.branch}")
+        conflicts: list[dict] = []
+        replayed = None  # in this process when nothing overlaps (replay.py), else git
         if self._rewritten(known, target):
             conflicts = self._adopt_rewritten(known, target)
-        elif behind == "0":
+        elif behind == 0 or (behind is None and self.git(
+                "rev-list", "--count", f"HEAD..{self.upstream}").stdout.strip() == "0"):
             return set()
-        elif not self._has_unpushed():
-            self.git("merge", "-q", "--ff-only", self.upstream)
-            conflicts: list[dict] = []
-        else:
-            self._move_displaced(target)
-            conflicts = self._rebase()
+        elif not (replayed := replay.replay(self.tree.git_dir, self.tree.git_root,
+                                            self.branch, target, self.replay_marker)):
+            if not self._has_unpushed():
+                self.git("merge", "-q", "--ff-only", self.upstream)
+            else:
+                self._move_displaced(target)
+                conflicts = self._rebase()
         if conflicts:
             self._record_conflicts(conflicts)
-        changed = self._changed_paths(old, self._rev("HEAD"))
+        changed = self._content_paths(replayed.changed) if replayed \
+            else self._changed_paths(old, self._rev("HEAD"))
         for hook in self.integrated_hooks:
             hook(changed)
         self._save_state(integrated=True)
         return changed
 
+    def _finish_replay(self) -> None:
+        """A replay a crash cut short is completed first thing under the write lock."""
+        if self.replay_marker.exists() and self.tree.git_dir is not None:
+            changed = self._content_paths(replay.finish(self.tree.git_dir, self.replay_marker))
+            for hook in self.integrated_hooks:
+                hook(changed)
+
     def _rewritten(self, known: str, target: str) -> bool:
         """Whether the remote's branch lost a commit we pushed or integrated (`known`,
         the branch as we last saw it): rewritten, by a force-push."""
+        fast = replay.rewritten(self.tree.git_dir, known, target)
+        if fast is not None:
+            return fast
         if not known or known == target or self.git(
                 "cat-file", "-e", f"{known}^{{commit}}", check=False).returncode:
             return False
@@ -532,25 +549,8 @@ class RemoteSync:
         remote_head = self._rev(self.upstream)
         written = []
         for n, entry in enumerate(conflicts):
-            record = {"record": self._content_path(entry["path"]),
-                      "recorded_at": now.isoformat(timespec="seconds"),
-                      "remote_commit": remote_head,
-                      "resolution": "the remote's version was kept; ours is below"}
-            if entry.get("rewritten"):
-                record["resolution"] = ("the remote branch was rewritten (force-pushed) and "
-                                        "this change of ours, never pushed, was not made on "
-                                        "it: the remote's version was kept; ours is below")
-            if "invalid" in entry:  # both sides' keys together would not load
-                record["resolution"] = ("the remote's version was kept: merged with ours it "
-                                        f"would not load ({entry['invalid']}); ours is below")
-            if "keys" in entry:
-                record["keys"] = entry["keys"]
-            elif "ours_blob" in entry:
-                record["ours_blob"] = entry["ours_blob"]  # git cat-file blob SHA
-            elif entry["ours_file"] is None:
-                record["ours_deleted"] = True
-            else:
-                record["ours_file"] = entry["ours_file"]
+            record = conflict_record(entry, self._content_path(entry["path"]),
+                                     now.isoformat(timespec="seconds"), remote_head)
             name = re.sub(r"[^A-Za-z0-9_-]+", "-", record["record"]).strip("-")
             # The remote's head tells apart integrations within one second.
             relpath = f"{CONFLICTS_DIR}/{stamp}-{remote_head[:8]}-{n}-{name}.yaml"
@@ -567,10 +567,13 @@ class RemoteSync:
 
     def _changed_paths(self, old: str, new: str) -> set[str]:
         out = self.git("diff", "--name-only", "-z", "--no-renames", old, new).stdout
+        return self._content_paths(out.split("\0"))
+
+    def _content_paths(self, repo_paths: Iterable[str]) -> set[str]:
         root = self.tree.git_root
         assert root is not None
         return {(root / p).relative_to(self.tree.root).as_posix()
-                for p in out.split("\0") if p and (root / p).is_relative_to(self.tree.root)}
+                for p in repo_paths if p and (root / p).is_relative_to(self.tree.root)}
 
     # -- state ---------------------------------------------------------------------
     def _save_state(self, error: str | None = None, pushed: bool = False,
