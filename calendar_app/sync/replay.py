@@ -209,3 +209,12 @@ def rewritten(git_dir: Path | None, known: str, target: str) -> bool | None:
         return not repo.descendant_of(target, known)
     except (pygit2.GitError, KeyError, ValueError):
         return None
+
+
+def on_branch(git_dir: Path | None) -> str | None:
+    """The branch HEAD is on (short name); None when detached or unsure (git says)."""
+    try:
+        head = (Path(git_dir) / "HEAD").read_text() if git_dir else ""
+    except OSError:
+        return None
+    return head[16:].strip() if head.startswith("ref: refs/heads/") else None
