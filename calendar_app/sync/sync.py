@@ -19,7 +19,10 @@ Pushing runs under the push lock (one pusher per clone); integrating under the p
 lock and then the content tree's write lock (always in this order), so no interface
 write (in any worker process) happens during a rebase, and one process integrates at a
 time. A push that does not integrate holds only the push lock: writes go on meanwhile.
-Fetching holds neither: the write lock is held for network I/O only while fetching
+A write's push that is refused (`_lead`) takes the write lock only to integrate (an
+in-process replay when no path overlaps, replay.py; else git's rebase), never for
+the fetch or the push again. Fetching holds neither: the write lock is held for
+network I/O only while an exchange (webhook, polling, the background thread) fetches
 again after a refused push, and every network call of one exchange together gets
 `SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
 in time is killed with its process group and marks the remote stalled (shared state):
