@@ -1,4 +1,4 @@
-"""A refused push integrated in-process (calendar_app/sync/replay.py): our unpushed
+"""A refused push integrated in-process (calendar_app/sync/replay.py, netfast.py): our unpushed
 commits replayed on the fetched head when the remote's commits changed other paths,
 git's rebase when paths overlap, a crash between the checkout and the branch move
 finished under the next write lock. Two real clones of a real bare repository (by
@@ -11,17 +11,20 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import git
+from gitserver import GitDaemon
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_sync_hardening import StalledRemote
 
 from calendar_app.store.content import ContentTree
-from calendar_app.sync import replay
-from calendar_app.sync.settings import SyncSettings
+from calendar_app.sync import netfast, replay
+from calendar_app.sync.settings import RemoteStalled, SyncSettings
 from calendar_app.sync.sync import RemoteSync
 
 AUTHORS = ("Ada Side <ada@example.org>", "Bo Side <bo@example.org>")
@@ -269,10 +272,61 @@ def test_no_process_for_a_replay(tmp_path: Path, monkeypatch) -> None:
     target = head(b.root, "origin/main")
     started = []
     real = subprocess.Popen.__init__
+    git_dir, git_root = b.tree.git_dir, b.tree.git_root
     monkeypatch.setattr(subprocess.Popen, "__init__",
                         lambda self, *a, **k: started.append(a) or real(self, *a, **k))
     with b.tree.locked():
-        done = replay.replay(b.tree.git_dir, b.tree.git_root, "main", target,
+        done = replay.replay(git_dir, git_root, "main", target,
                              b.sync.replay_marker)
     assert done is not None and started == []
     assert done.changed == {"notes/p1.yaml"} and done.new == head(b.root)
+
+
+# -- the fetch after a refused push, in-process over git:// (sync/netfast.py) --------
+def test_fetch_over_git_protocol_in_process(tmp_path: Path, monkeypatch) -> None:
+    bare, (a, b) = make_sides(tmp_path)
+    write(a, "notes/p1.yaml", "k1: a\n", "a: new p1")
+    a.sync.exchange(fetch=False)
+    started = []
+    real = subprocess.Popen.__init__
+    with GitDaemon(tmp_path) as daemon:
+        git(b.root, "remote", "set-url", "origin", daemon.url("remote.git"))
+        git_dir = b.tree.git_dir  # (looked up by git once)
+        monkeypatch.setattr(subprocess.Popen, "__init__",
+                            lambda self, *a, **k: started.append(a) or real(self, *a, **k))
+        done = netfast.fetch(git_dir, "origin", "+refs/heads/main:refs/calendar/x",
+                             time.monotonic() + 30)
+        monkeypatch.undo()
+        assert done is True and started == []
+        assert head(b.root, "refs/calendar/x") == head(bare, "main")
+        assert head(b.root, "origin/main") != head(bare, "main")  # moved only under the lock
+        # A write's refused push fetches so, then replays and pushes.
+        write(b, "notes/p2.yaml", "k2: b\n", "b: new p2")
+        with b.sync.group.leading():
+            assert b.sync._lead(time.monotonic() + 30).state == "pushed"
+        assert head(bare, "main") == head(b.root) and replays(b) == 1
+
+
+def test_fetch_left_to_git(tmp_path: Path) -> None:
+    """By path, or with a URL rewrite configured: git's fetch, as before."""
+    _, (a, _b) = make_sides(tmp_path)
+    spec = "+refs/heads/main:refs/calendar/x"
+    assert netfast.fetch(a.tree.git_dir, "origin", spec, time.monotonic() + 30) is None
+    git(a.root, "remote", "set-url", "origin", "git://127.0.0.1:9/remote.git")
+    git(a.root, "config", "url.git://127.0.0.1:9/.insteadOf", "mirror:")
+    assert netfast.fetch(a.tree.git_dir, "origin", spec, time.monotonic() + 30) is None
+    assert netfast.fetch(a.tree.git_dir, "nosuch", spec, time.monotonic() + 30) is None
+
+
+def test_stalled_remote_is_stalled_in_time(tmp_path: Path) -> None:
+    _, (a, _b) = make_sides(tmp_path)
+    server = StalledRemote()
+    try:
+        git(a.root, "remote", "set-url", "origin", server.url("remote.git"))
+        began = time.monotonic()
+        with pytest.raises(RemoteStalled, match="no answer"):
+            netfast.fetch(a.tree.git_dir, "origin", "+refs/heads/main:refs/calendar/x",
+                          began + 1)
+        assert time.monotonic() - began < 3
+    finally:
+        server.close()

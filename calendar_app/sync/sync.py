@@ -52,7 +52,7 @@ from ..model import clock as clocks
 from ..store import gitfast, yamlfile
 from ..store.conflicts import CONFLICTS_DIR, conflict_record
 from ..store.content import ContentTree
-from . import displaced, fieldmerge, replay
+from . import displaced, fieldmerge, netfast, replay
 from .clone import git_call, git_reason, ours_entry
 from .pushgroup import PushGroup
 from .settings import RemoteStalled, SyncError, SyncSettings
@@ -220,7 +220,7 @@ class RemoteSync:
                 head = self._push(deadline)
                 if head:
                     break
-                fetched = self._fetch(deadline)  # refused: someone pushed first
+                fetched = self._fetch(deadline, fast=True)  # refused: someone pushed first
                 with self.tree.locked():
                     previous = self._rev(self.upstream)
                     self._set_ref(self.upstream, fetched, "fetched")
@@ -297,18 +297,21 @@ class RemoteSync:
                             f"({self.settings.timeout:g} s); trying again later")
         return self.git(*args, check=False, timeout=left)
 
-    def _fetch(self, deadline: float) -> str:
+    def _fetch(self, deadline: float, fast: bool = False) -> str:
         """The remote branch's head, fetched into a ref of this thread's own: without
         the write lock, other processes of this clone may fetch at the same time, and
-        the remote-tracking branch moves only under the lock."""
+        the remote-tracking branch moves only under the lock. `fast`: in-process where
+        it can be (netfast.py; a write's refused push, the push lock held)."""
         ref = f"refs/calendar/fetching/{os.getpid()}-{threading.get_ident()}"
-        # --refmap= : no opportunistic update of the remote-tracking branch, which
-        # would race with the one made under the lock ("cannot lock ref").
-        # --no-auto-maintenance: the commits' own runs often enough (gitfast.py).
-        proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head", "--refmap=",
-                             "--no-auto-maintenance", self.remote, f"+refs/heads/{self.branch}:{ref}")
-        if proc.returncode:
-            raise SyncError(f"git fetch failed: {git_reason(proc.stderr or proc.stdout)}")
+        spec = f"+refs/heads/{self.branch}:{ref}"
+        if not (fast and netfast.fetch(self.tree.git_dir, self.remote, spec, deadline)):
+            # --refmap= : no opportunistic update of the remote-tracking branch, which
+            # would race with the one made under the lock ("cannot lock ref").
+            # --no-auto-maintenance: the commits' own runs often enough (gitfast.py).
+            proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head",
+                                 "--refmap=", "--no-auto-maintenance", self.remote, spec)
+            if proc.returncode:
+                raise SyncError(f"git fetch failed: {git_reason(proc.stderr or proc.stdout)}")
         head = self._rev(ref)
         if not gitfast.delete_ref(self.tree.git_dir, ref):
             self.git("update-ref", "-d", ref)
