@@ -36,3 +36,26 @@ def conflict_findings(content: Path) -> list[Finding]:
             f"{record.get('record', '?')}: the remote's {what} replaced ours; our values "
             "are in this file: apply what should stay, then delete it"))
     return findings
+
+
+def conflict_record(entry: dict, record: str, recorded_at: str, remote_commit: str) -> dict:
+    """The conflict record a sync writes for one file it resolved the remote's way:
+    `entry` says what of ours was replaced (sync.py), `record` is the file's path."""
+    found = {"record": record, "recorded_at": recorded_at, "remote_commit": remote_commit,
+             "resolution": "the remote's version was kept; ours is below"}
+    if entry.get("rewritten"):
+        found["resolution"] = ("the remote branch was rewritten (force-pushed) and "
+                               "this change of ours, never pushed, was not made on "
+                               "it: the remote's version was kept; ours is below")
+    if "invalid" in entry:  # both sides' keys together would not load
+        found["resolution"] = ("the remote's version was kept: merged with ours it "
+                               f"would not load ({entry['invalid']}); ours is below")
+    if "keys" in entry:
+        found["keys"] = entry["keys"]
+    elif "ours_blob" in entry:
+        found["ours_blob"] = entry["ours_blob"]  # git cat-file blob SHA
+    elif entry["ours_file"] is None:
+        found["ours_deleted"] = True
+    else:
+        found["ours_file"] = entry["ours_file"]
+    return found

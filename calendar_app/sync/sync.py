@@ -19,7 +19,10 @@ Pushing runs under the push lock (one pusher per clone); integrating under the p
 lock and then the content tree's write lock (always in this order), so no interface
 write (in any worker process) happens during a rebase, and one process integrates at a
 time. A push that does not integrate holds only the push lock: writes go on meanwhile.
-Fetching holds neither: the write lock is held for network I/O only while fetching
+A write's push that is refused (`_lead`) takes the write lock only to integrate (an
+in-process replay when no path overlaps, replay.py; else git's rebase), never for
+the fetch or the push again. Fetching holds neither: the write lock is held for
+network I/O only while an exchange (webhook, polling, the background thread) fetches
 again after a refused push, and every network call of one exchange together gets
 `SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
 in time is killed with its process group and marks the remote stalled (shared state):
@@ -41,16 +44,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import clock as clocks
-from ..model import slugs
 from ..store import gitfast, yamlfile
-from ..store.conflicts import CONFLICTS_DIR
+from ..store.conflicts import CONFLICTS_DIR, conflict_record
 from ..store.content import ContentTree
-from . import fieldmerge
+from . import displaced, fieldmerge, netfast, replay
 from .clone import git_call, git_reason, ours_entry
 from .pushgroup import PushGroup
 from .settings import RemoteStalled, SyncError, SyncSettings
@@ -93,6 +95,8 @@ class RemoteSync:
         self.attributes = Path(state_dir) / "merge-attributes"
         self.clock = clock
         self.group = PushGroup(Path(state_dir))
+        self.replay_marker = Path(state_dir) / "replay.json"
+        tree.lock_hooks.append(self._finish_replay)
         self._url: str | None = None
         # Called, under the write lock, with the content-relative paths changed.
         self.integrated_hooks: list[Callable[[set[str]], object]] = []
@@ -124,6 +128,10 @@ class RemoteSync:
         fast = gitfast.read_ref(self.tree.git_dir, ref)
         return self.git("rev-parse", "--verify", "-q", ref, check=False).stdout.strip() \
             if fast is None else fast
+
+    def _set_ref(self, ref: str, sha: str, why: str) -> None:
+        if not gitfast.set_ref(self.tree.git_dir, ref, sha, why):
+            self.git("update-ref", "-m", why, ref, sha)
 
     def _has_unpushed(self) -> bool:
         count = gitfast.ahead(self.tree.git_dir, f"refs/heads/{self.branch}", self.upstream)
@@ -202,21 +210,30 @@ class RemoteSync:
             return self._lead(time.monotonic() + self.settings.timeout).state
 
     def _lead(self, deadline: float) -> SyncResult:
-        """Push the branch head for everyone queued, the push lock held: without the
-        write lock (the remote did not move); refused, integrate and push under it."""
+        """Push the branch head for everyone queued, the push lock held. Refused: fetch
+        and integrate (the write lock held only for integrating), push again. Writes
+        go on during every push and fetch and join the next push."""
         covered = self.group.made()  # before the head: every commit counted is in it
+        changed: set[str] = set()
         try:
-            head = self._push(deadline)
-            # Refused: fetch before taking the write lock, writes go on meanwhile.
-            fetched = "" if head else self._fetch(deadline)
+            for _ in range(MAX_ROUNDS):
+                head = self._push(deadline)
+                if head:
+                    break
+                fetched = self._fetch(deadline, fast=True)  # refused: someone pushed first
+                with self.tree.locked():
+                    previous = self._rev(self.upstream)
+                    self._set_ref(self.upstream, fetched, "fetched")
+                    changed |= self._integrate(previous)
+                    covered = self.group.made()
+            else:
+                raise SyncError(f"the remote branch moved on during each of {MAX_ROUNDS} "
+                                "pushes; trying again later")
         except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
-            return self._failed(exc, set(), covered)
-        if not head:
-            with self.tree.locked():
-                return self._rounds(deadline, True, fetched)
+            return self._failed(exc, changed, covered)
         self._save_state(error="", pushed=True, upstream=head)
         self.group.record(covered, pushed=True)
-        return SyncResult("pushed", head)
+        return SyncResult("pushed", head, frozenset(changed))
 
     def take_outcome(self) -> str:
         """What became of this thread's last write ("pushed", "queued"; "" if none)."""
@@ -250,7 +267,7 @@ class RemoteSync:
             for _ in range(MAX_ROUNDS):
                 if fetch:
                     previous = self._rev(self.upstream)
-                    self.git("update-ref", self.upstream, fetched or self._fetch(deadline))
+                    self._set_ref(self.upstream, fetched or self._fetch(deadline), "fetched")
                     fetched = ""
                     changed |= self._integrate(previous)
                 if (fetch and not self._has_unpushed()) or self._push(deadline):
@@ -280,18 +297,21 @@ class RemoteSync:
                             f"({self.settings.timeout:g} s); trying again later")
         return self.git(*args, check=False, timeout=left)
 
-    def _fetch(self, deadline: float) -> str:
+    def _fetch(self, deadline: float, fast: bool = False) -> str:
         """The remote branch's head, fetched into a ref of this thread's own: without
         the write lock, other processes of this clone may fetch at the same time, and
-        the remote-tracking branch moves only under the lock."""
+        the remote-tracking branch moves only under the lock. `fast`: in-process where
+        it can be (netfast.py; a write's refused push, the push lock held)."""
         ref = f"refs/calendar/fetching/{os.getpid()}-{threading.get_ident()}"
-        # --refmap= : no opportunistic update of the remote-tracking branch, which
-        # would race with the one made under the lock ("cannot lock ref").
-        # --no-auto-maintenance: the commits' own runs often enough (gitfast.py).
-        proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head", "--refmap=",
-                             "--no-auto-maintenance", self.remote, f"+refs/heads/{self.branch}:{ref}")
-        if proc.returncode:
-            raise SyncError(f"git fetch failed: {git_reason(proc.stderr or proc.stdout)}")
+        spec = f"+refs/heads/{self.branch}:{ref}"
+        if not (fast and netfast.fetch(self.tree.git_dir, self.remote, spec, deadline)):
+            # --refmap= : no opportunistic update of the remote-tracking branch, which
+            # would race with the one made under the lock ("cannot lock ref").
+            # --no-auto-maintenance: the commits' own runs often enough (gitfast.py).
+            proc = self._network(deadline, "fetch", "-q", "--no-write-fetch-head",
+                                 "--refmap=", "--no-auto-maintenance", self.remote, spec)
+            if proc.returncode:
+                raise SyncError(f"git fetch failed: {git_reason(proc.stderr or proc.stdout)}")
         head = self._rev(ref)
         if not gitfast.delete_ref(self.tree.git_dir, ref):
             self.git("update-ref", "-d", ref)
@@ -303,8 +323,7 @@ class RemoteSync:
         proc = self._network(deadline, "push", "--porcelain", self.remote,
                              f"{head}:refs/heads/{self.branch}")
         if proc.returncode == 0:
-            if not gitfast.set_ref(self.tree.git_dir, self.upstream, head, "update by push"):
-                self.git("update-ref", self.upstream, head)
+            self._set_ref(self.upstream, head, "update by push")
             return head
         if _REFUSED.search(proc.stdout + proc.stderr):
             return ""
@@ -316,8 +335,8 @@ class RemoteSync:
         target = self._rev(self.upstream)
         if not target:
             return set()  # the remote has no such branch yet: the push makes it
-        current = self.git("symbolic-ref", "-q", "--short", "HEAD", check=False)
-        if current.stdout.strip() != self.branch:
+        if replay.on_branch(self.tree.git_dir) != self.branch and self.git(
+                "symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.strip() != self.branch:
             raise SyncError(f"the clone is not on branch {self.branch} "
                             f"(git switch {self.branch})")
         blocked = self.tree.blocking_state()
@@ -325,28 +344,43 @@ class RemoteSync:
             raise SyncError(f"cannot integrate: {blocked}")
         old = self._rev("HEAD")
         known = read_state(self.state_path).get("upstream") or previous
-        behind = self.git("rev-list", "--count", f"HEAD..{self.upstream}").stdout.strip()
+        behind = gitfast.ahead(self.tree.git_dir, self.upstream, f"refs/heads/{self.branch}")
+        conflicts: list[dict] = []
+        replayed = None  # in this process when nothing overlaps (replay.py), else git
         if self._rewritten(known, target):
             conflicts = self._adopt_rewritten(known, target)
-        elif behind == "0":
+        elif behind == 0 or (behind is None and self.git(
+                "rev-list", "--count", f"HEAD..{self.upstream}").stdout.strip() == "0"):
             return set()
-        elif not self._has_unpushed():
-            self.git("merge", "-q", "--ff-only", self.upstream)
-            conflicts: list[dict] = []
-        else:
-            self._move_displaced(target)
-            conflicts = self._rebase()
+        elif not (replayed := replay.replay(self.tree.git_dir, self.tree.git_root,
+                                            self.branch, target, self.replay_marker)):
+            if not self._has_unpushed():
+                self.git("merge", "-q", "--ff-only", self.upstream)
+            else:
+                displaced.move_displaced(self, target)
+                conflicts = self._rebase()
         if conflicts:
             self._record_conflicts(conflicts)
-        changed = self._changed_paths(old, self._rev("HEAD"))
+        changed = self._content_paths(replayed.changed) if replayed \
+            else self._changed_paths(old, self._rev("HEAD"))
         for hook in self.integrated_hooks:
             hook(changed)
         self._save_state(integrated=True)
         return changed
 
+    def _finish_replay(self) -> None:
+        """A replay a crash cut short is completed first thing under the write lock."""
+        if self.replay_marker.exists() and self.tree.git_dir is not None:
+            changed = self._content_paths(replay.finish(self.tree.git_dir, self.replay_marker))
+            for hook in self.integrated_hooks:
+                hook(changed)
+
     def _rewritten(self, known: str, target: str) -> bool:
         """Whether the remote's branch lost a commit we pushed or integrated (`known`,
         the branch as we last saw it): rewritten, by a force-push."""
+        fast = replay.rewritten(self.tree.git_dir, known, target)
+        if fast is not None:
+            return fast
         if not known or known == target or self.git(
                 "cat-file", "-e", f"{known}^{{commit}}", check=False).returncode:
             return False
@@ -443,87 +477,6 @@ class RemoteSync:
             return None if 2 not in stages else {"path": path, "ours_file": None}
         return ours_entry(self.tree.git_root, path, stages[3])
 
-    def _move_displaced(self, target: str) -> None:
-        """Records made here whose file name (their slug) the remote gave another new
-        record meanwhile (an id of its own): before the rebase, our unpushed commits are
-        rewritten so that ours has a slug nobody has from its first commit on, its id
-        unchanged. Each later commit of ours then changes our record at its new path,
-        never the remote's; authors and messages stay. Links are not rewritten: a
-        record of ours that linked to that slug now links to the remote's record."""
-        base = self.git("merge-base", "HEAD", target).stdout.strip()
-        theirs = set(self._paths("log", "--diff-filter=A", f"{base}..{target}"))
-        moves: dict[str, tuple[str, object, str]] = {}  # old path: new path, our id, slug
-        taken: set[str] = set()
-        for path in self._paths("log", "--diff-filter=A", "--reverse", f"{base}..HEAD"):
-            if path not in theirs or path in moves:
-                continue
-            first = self.git("log", "--diff-filter=A", "--format=%H", "--reverse",
-                             f"{base}..HEAD", "--", path).stdout.split()
-            ours, remote = self._record_id(f"{first[0]}:{path}"), self._record_id(
-                f"{target}:{path}")
-            if None in (ours, remote) or ours == remote:
-                continue
-            parts = Path(path).parts
-            top = "/".join(parts[:parts.index(fieldmerge.collection_of(path) or parts[0]) + 1])
-            taken |= {Path(p).stem for tree in (target, "HEAD")
-                      for p in self._paths("ls-tree", "-r", tree, "--", top)}
-            slug = slugs.unique_slug(Path(path).stem, taken.__contains__)
-            taken.add(slug)
-            moves[path] = (f"{path.rsplit('/', 1)[0]}/{slug}.yaml", ours, slug)
-        if not moves:
-            return
-        mapping: dict[str, str] = {}
-        for sha in self.git("rev-list", "--reverse", "--topo-order", f"{base}..HEAD"
-                            ).stdout.split():
-            mapping[sha] = self._rewrite_commit(sha, moves, mapping)
-        self.git("reset", "-q", "--keep", mapping[sha])
-        log.warning("%s/%s: record(s) made here renamed, the remote gave their slug to "
-                    "another new record meanwhile: %s", self.remote, self.branch,
-                    ", ".join(f"{old} -> {new}" for old, (new, _, _) in moves.items()))
-
-    def _paths(self, command: str, *args: str) -> list[str]:
-        """File paths a `git log` or `git ls-tree` lists (names only)."""
-        out = self.git(command, "--name-only", "-z",
-                       *(["--format="] if command == "log" else []), *args)
-        return [p for p in out.stdout.replace("\n", "\0").split("\0") if p]
-
-    def _record_id(self, blob: str) -> object:
-        text = self.git("cat-file", "-p", blob, check=False).stdout
-        try:
-            return yamlfile.load(text.encode("utf-8")).get("id")
-        except (yamlfile.YamlError, ValueError, AttributeError):
-            return None
-
-    def _rewrite_commit(self, sha: str, moves: dict[str, tuple[str, object, str]],
-                        mapping: dict[str, str]) -> str:
-        """`sha` again on its rewritten parents, our displaced records at their new
-        paths: the same author, dates and message."""
-        index = self.state_path.with_name(f"rewrite-index-{os.getpid()}")
-        env = {"GIT_INDEX_FILE": str(index)}
-        self.git("read-tree", sha, env=env)
-        for old, (new, record_id, slug) in moves.items():
-            listed = self.git("ls-tree", sha, "--", old).stdout.split()
-            if not listed or self._record_id(listed[2]) != record_id:
-                continue
-            text = self.git("cat-file", "blob", listed[2]).stdout
-            if re.search(r"^slug[ \t]*:", text, re.MULTILINE):
-                text = yamlfile.edit(text, {"slug": slug}, fieldmerge.field_order(new))
-            blob = self.git("hash-object", "-w", "--stdin", input=text).stdout.strip()
-            self.git("update-index", "--force-remove", "--", old, env=env)
-            self.git("update-index", "--add", "--cacheinfo", f"{listed[0]},{blob},{new}",
-                     env=env)
-        tree = self.git("write-tree", env=env).stdout.strip()
-        index.unlink(missing_ok=True)
-        fields = self.git("log", "-1", "--date=raw",
-                          "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd%x00%B", sha).stdout
-        an, ae, ad, cn, ce, cd, message = fields.split("\0", 6)
-        parents = self.git("rev-list", "--parents", "-n1", sha).stdout.split()[1:]
-        who = {"GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae, "GIT_AUTHOR_DATE": ad,
-               "GIT_COMMITTER_NAME": cn, "GIT_COMMITTER_EMAIL": ce, "GIT_COMMITTER_DATE": cd}
-        args = [arg for p in parents for arg in ("-p", mapping.get(p, p))]
-        return self.git("commit-tree", tree, *args, "-F", "-", env=who,
-                        input=message).stdout.strip()
-
     def _record_conflicts(self, conflicts: list[dict]) -> None:
         """One conflict record per file, committed (and so pushed): our side of what
         the remote's side replaced, for a person to decide."""
@@ -532,25 +485,8 @@ class RemoteSync:
         remote_head = self._rev(self.upstream)
         written = []
         for n, entry in enumerate(conflicts):
-            record = {"record": self._content_path(entry["path"]),
-                      "recorded_at": now.isoformat(timespec="seconds"),
-                      "remote_commit": remote_head,
-                      "resolution": "the remote's version was kept; ours is below"}
-            if entry.get("rewritten"):
-                record["resolution"] = ("the remote branch was rewritten (force-pushed) and "
-                                        "this change of ours, never pushed, was not made on "
-                                        "it: the remote's version was kept; ours is below")
-            if "invalid" in entry:  # both sides' keys together would not load
-                record["resolution"] = ("the remote's version was kept: merged with ours it "
-                                        f"would not load ({entry['invalid']}); ours is below")
-            if "keys" in entry:
-                record["keys"] = entry["keys"]
-            elif "ours_blob" in entry:
-                record["ours_blob"] = entry["ours_blob"]  # git cat-file blob SHA
-            elif entry["ours_file"] is None:
-                record["ours_deleted"] = True
-            else:
-                record["ours_file"] = entry["ours_file"]
+            record = conflict_record(entry, self._content_path(entry["path"]),
+                                     now.isoformat(timespec="seconds"), remote_head)
             name = re.sub(r"[^A-Za-z0-9_-]+", "-", record["record"]).strip("-")
             # The remote's head tells apart integrations within one second.
             relpath = f"{CONFLICTS_DIR}/{stamp}-{remote_head[:8]}-{n}-{name}.yaml"
@@ -567,10 +503,13 @@ class RemoteSync:
 
     def _changed_paths(self, old: str, new: str) -> set[str]:
         out = self.git("diff", "--name-only", "-z", "--no-renames", old, new).stdout
+        return self._content_paths(out.split("\0"))
+
+    def _content_paths(self, repo_paths: Iterable[str]) -> set[str]:
         root = self.tree.git_root
         assert root is not None
         return {(root / p).relative_to(self.tree.root).as_posix()
-                for p in out.split("\0") if p and (root / p).is_relative_to(self.tree.root)}
+                for p in repo_paths if p and (root / p).is_relative_to(self.tree.root)}
 
     # -- state ---------------------------------------------------------------------
     def _save_state(self, error: str | None = None, pushed: bool = False,
