@@ -188,15 +188,21 @@ _ONCE: dict[tuple, Markup] = {}
 
 
 @pass_context
-def rendered_once(ctx, macro, *args: object) -> Markup:
-    """`macro(*args)`, rendered once per page depth and site address: what every page
-    shows alike (the footer's Subscribe menu) costs one render, not 40,000. Keyed by
-    the macro's code too, which a change of templates recompiles."""
-    key = (macro._func.__code__, args, ctx.get("root"), ctx.get("absolute_root"),
-           ctx["site"].get("url"), ctx.get("lang"))
+def rendered_once(ctx, template: str, name: str, *args: object) -> Markup:
+    """Macro `name` of `template` called with `args`, rendered once per page depth,
+    site and language: what every page shows alike (the header, the footer) costs one
+    render, not 40,000. The macro sees the page's context, but may read of it only
+    `root`, `site` and what the language gives (`_`): the key. Its module is made only
+    on a miss (a `{% from ... import ... with context %}` on every page made one a
+    page). Keyed by the template object too, which a change of templates replaces."""
+    tpl = ctx.environment.get_template(template)
+    site = ctx["site"]
+    key = (tpl, name, args, ctx.get("root"), ctx.get("absolute_root"), ctx.get("lang"),
+           *site.values())
     found = _ONCE.get(key)
     if found is None:
-        found = _ONCE[key] = Markup(macro(*args))
+        module = tpl.make_module(ctx.get_all(), True)  # as an import with context
+        found = _ONCE[key] = Markup(getattr(module, name)(*args))
     return found
 
 
