@@ -1,13 +1,14 @@
 """Peak memory of a static build: the builder process and each render worker it forks.
 
-    python bench/build_memory.py CONTENT OUT [--cold] [--every 0.5]
+    python bench/build_memory.py CONTENT OUT [--cold] [--every 0.5] [--stop-after S]
 
 Runs `build.py --content CONTENT --out OUT` (cold: the calendar's cache folder removed
 first, with --cold) and samples /proc/PID/status of the builder and of its children every
 `--every` seconds: VmRSS over time, and VmHWM (the kernel's own peak, exact however
 seldom sampled) of each process when it was last seen. Prints the wall-clock time,
 CPU time of the tree, the builder's peak and the largest worker peak, with the
-machine's load before and after.
+machine's load before and after. `--stop-after` ends a build that takes longer (the
+builder and its workers, by pid) and reports what was reached by then.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true",
                         help="remove the calendar's cache folder first (a cold build)")
     parser.add_argument("--every", type=float, default=0.5)
+    parser.add_argument("--stop-after", type=float, default=None,
+                        help="end the build after this many seconds")
     args = parser.parse_args()
     command = [sys.executable, str(REPO / "build.py"), "--content", str(args.content),
                "--out", str(args.out), "--base-url", "https://example.org/"]
@@ -66,6 +69,12 @@ def main() -> None:
     parent_peak, worker_peaks = 0, {}
     timeline: list[tuple[float, int, int]] = []
     while proc.poll() is None:
+        if args.stop_after is not None and time.perf_counter() - started > args.stop_after:
+            for pid in (*children(proc.pid), proc.pid):
+                os.kill(pid, 9)
+            proc.wait()
+            print(f"stopped after {args.stop_after:.0f} s, unfinished")
+            break
         parent = status_kib(proc.pid)
         parent_peak = max(parent_peak, parent.get("VmHWM", 0))
         rss_workers = 0
