@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -77,3 +78,33 @@ class BuildRepresenter(Representer):
         return self._once(("terms", collection, key),
                           lambda: super(BuildRepresenter, self)._embedded_terms(
                               collection, slugs))
+
+
+RECENT_LIMIT = 2048  # events' representations kept (tens of KB each)
+
+
+class Recent(OrderedDict):
+    """A dict that keeps only its `limit` most recently used entries.
+
+    A build asks for an event's representation from its page, its .ics and its JSON
+    files, which are rendered one after another (placement.py, outputs by first
+    record): keeping every event's for the whole build grew the builder and each
+    render worker by tens of KB per event (3.7 GiB at 100,000 events). An entry
+    dropped is made again, with the same content, if a later output asks for it.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        super().__init__()
+        self.limit = limit or RECENT_LIMIT
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = super().get(key, default)
+        if found is not default:
+            self.move_to_end(key)
+        return found
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        if len(self) > self.limit:
+            self.popitem(last=False)

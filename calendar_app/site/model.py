@@ -27,6 +27,7 @@ from ..model.resources import EVENTS
 from ..model.settings import multiday_cutoff, recurrence_horizon
 from . import addresses, paths
 from .i18n import Regional, site_locale
+from .memo import Recent
 
 PUBLISHED = "publish"
 _STATUS_TYPE = EVENTS.field("event_status").type  # type: ignore[union-attr]
@@ -240,7 +241,7 @@ class SiteModel:
         self.cutoff = multiday_cutoff(self.settings)[0]
         self.now_utc = now.astimezone(dt.UTC).replace(tzinfo=None)
         self.today = dates.from_utc(self.now_utc, dates.zone(self.site_tz)).date()
-        self.bodies: dict[int, dict] = {}
+        self.bodies: dict[int, dict] = Recent()
         self._parents: dict[int, list[Record]] = {}
         self._children: dict[int, list[Record]] = {}
         self._upcoming: dict[int, list[EventView]] = {}
@@ -250,8 +251,9 @@ class SiteModel:
         self.deps: dict[int, tuple[int, ...]] = {}  # event id -> ids its page shows
         self._listed_keys: list[tuple[dt.datetime, dt.datetime, int]] | None = None
         self.api_rep: Representer | None = None  # set by the builder for snapshots
-        self.api_bodies: dict[int, dict] = {}
-        self.snapshots: dict[int, bytes] = {}  # JSON bytes, for the by-id and by-slug files
+        self.api_bodies: dict[int, dict] = Recent()
+        # JSON bytes, for the by-id and by-slug files; the recent ones (memo.Recent)
+        self.snapshots: dict[int, bytes] = Recent()
         self.venues = self._published("venues")
         self.organizers = self._published("organizers")
         self.categories = sorted(catalog.all("categories"), key=_by_name)

@@ -1,0 +1,110 @@
+"""The builder's memory stays flat in pages written (issue 26: 3.7 GiB at 100,000
+events, growing with every page): per-event memos keep only the recent events, and
+dropping one changes no byte of the site."""
+
+from __future__ import annotations
+
+import shutil
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE, site_options
+
+from calendar_app.site import Builder, memo
+from calendar_app.site.memo import Recent
+
+EVENTS = 60  # added to the sample's 57: outputs enough to see growth per page
+LIMIT = 8  # Recent's size in these builds: far fewer than the events
+
+
+def test_recent_keeps_the_most_recently_used() -> None:
+    kept = Recent(3)
+    for key in "abc":
+        kept[key] = key.upper()
+    assert kept.get("a") == "A"  # used: now the newest
+    kept["d"] = "D"
+    assert list(kept) == ["c", "a", "d"]  # b, the least recently used, went
+    assert kept.get("b") is None and kept.get("b", 0) == 0
+    kept.pop("c")
+    assert list(kept) == ["a", "d"]
+
+
+def _content(root: Path) -> Path:
+    content = root / "content"
+    shutil.copytree(SAMPLE, content)
+    source = (content / "events/2026/december-makers-market-2026.yaml").read_text()
+    for i in range(EVENTS):
+        text = (source.replace("id: 102", f"id: {5000 + i}")
+                .replace("slug: december-makers-market-2026", f"slug: bulk-{i}")
+                .replace("start_date: 2026-12-05", f"start_date: 2026-12-{1 + i % 28:02d}")
+                .replace("end_date: 2026-12-06", f"end_date: 2026-12-{1 + i % 28:02d}")
+                .replace("title: December Makers Market", f"title: Bulk market {i}")
+                .replace("Ceramics,", f"Ceramics number {i},"))
+        (content / f"events/2026/bulk-{i}.yaml").write_text(text)
+    return content
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in folder.rglob("*") if p.is_file() and p.name != ".build-manifest"}
+
+
+@pytest.fixture(scope="module")
+def content(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _content(tmp_path_factory.mktemp("bulk"))
+
+
+def _builder(content: Path, out: Path, cache: Path) -> Builder:
+    builder = Builder(site_options(content, out, cache))
+    builder.workers = 1  # all of it in this process, where tracemalloc sees it
+    return builder
+
+
+def test_memory_flat_in_pages_and_outputs_unchanged(
+        content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Unbounded first (every event's representation kept, as before), as reference.
+    monkeypatch.setattr(memo, "RECENT_LIMIT", 10**9)
+    whole = _builder(content, tmp_path / "whole", tmp_path / "cache-whole")
+    assert not whole.build().problems
+    whole_model = whole._last.model
+    assert len(whole_model.api_bodies) > EVENTS
+
+    monkeypatch.setattr(memo, "RECENT_LIMIT", LIMIT)
+    builder = _builder(content, tmp_path / "small", tmp_path / "cache-small")
+    render = builder._render_one
+    seen: list[tuple[int, int]] = []  # (outputs done, bytes traced) at two moments
+
+    def counted(item):
+        made = render(item)
+        counted.done += 1
+        if counted.done in counted.marks:
+            seen.append((counted.done, tracemalloc.get_traced_memory()[0]))
+        return made
+    counted.done = 0
+    counted.marks = set()
+    builder._render_one = counted
+    plan_and_write = builder._render_and_write
+
+    def traced(todo, current, report):
+        counted.marks = {len(todo) // 4, 3 * len(todo) // 4}
+        tracemalloc.start()
+        try:
+            return plan_and_write(todo, current, report)
+        finally:
+            tracemalloc.stop()
+    builder._render_and_write = traced
+    report = builder.build()
+    assert not report.problems and len(report.written) > 1000
+
+    model = builder._last.model
+    for cache in (model.bodies, model.api_bodies, model.snapshots):
+        assert 0 < len(cache) <= LIMIT
+    (first, low), (last, high) = seen
+    per_thousand = (high - low) * 1000 / (last - first)
+    # Measured at 60 events: 7.6 MB per 1,000 outputs with every representation kept,
+    # 4.6 MB now. What is left fills caches with bounds of their own (the list
+    # snapshots' 512 answers and 20,000 items, catalog/lists.py; lru_caches) and a few
+    # KB per event kept for the next build (VEVENTs, Markdown renderings, list items).
+    assert per_thousand < 6_000_000, f"{per_thousand / 1e6:.1f} MB per 1,000 outputs"
+    assert _files(tmp_path / "small") == _files(tmp_path / "whole")
