@@ -109,6 +109,13 @@ def git(repo: Path, *args: str) -> str:
                           text=True).stdout
 
 
+def localized(content: Path, locale: str) -> None:
+    """Set the calendar's `locale` in calendar.yaml and commit it."""
+    with (content / "calendar.yaml").open("a", encoding="utf-8") as out:
+        out.write(f"locale: {locale}\n")
+    git(content.parent, "commit", "-qam", f"locale {locale}")
+
+
 def _init_repo(repo: Path, source: Path | None) -> None:
     content = repo / "content"
     if source is not None:

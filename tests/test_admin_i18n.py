@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import csrf_token, git, sign_in
+from conftest import csrf_token, localized, sign_in
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from submitting import GOOD, decision, propose, text
@@ -42,12 +42,6 @@ class Mails:
 
     def send(self, _settings, to: list[str], subject: str, body: str) -> None:
         self.sent.append((to, subject, body))
-
-
-def localized(content: Path, locale: str) -> None:
-    with (content / "calendar.yaml").open("a", encoding="utf-8") as out:
-        out.write(f"locale: {locale}\n")
-    git(content.parent, "commit", "-qam", f"locale {locale}")
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 from conftest import csrf_token, git, sign_in
+from conftest import localized as set_locale
 from submitting import GOOD, propose, text
 
 from calendar_app.http.app import create_app
@@ -118,12 +119,11 @@ def english_on(page: str, locale: str, values: set[str]) -> list[str]:
 def localized(content: Path, locale: str) -> None:
     """The calendar in `locale`, with the Jazz Night's neighbour's file broken (so the
     list names an unreadable file)."""
-    with (content / "calendar.yaml").open("a", encoding="utf-8") as out:
-        out.write(f"locale: {locale}\n")
+    set_locale(content, locale)
     (content / "events" / "broken.yaml").write_text("id: 990\ntitle: [Broken\n",
                                                      encoding="utf-8")
     git(content.parent, "add", "-A")
-    git(content.parent, "commit", "-qm", f"locale {locale}")
+    git(content.parent, "commit", "-qm", "a broken file")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import csrf_token, git, sign_in
+from conftest import csrf_token, localized, sign_in
 from flask import Flask
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -221,12 +221,6 @@ def test_the_range_of_kept_dates_is_the_one_the_words_translate() -> None:
     assert f"%(name)s must be within {dates.KEPT_RANGE}." in words.SERVICE
 
 # -- on the pages -----------------------------------------------------------------------
-def localized(content: Path, locale: str) -> None:
-    with (content / "calendar.yaml").open("a", encoding="utf-8") as out:
-        out.write(f"locale: {locale}\n")
-    git(content.parent, "commit", "-qam", f"locale {locale}")
-
-
 @pytest.fixture
 def app(config: dict, content: Path, signed_users: dict, request: pytest.FixtureRequest):
     localized(content, request.param)

@@ -99,6 +99,14 @@ def nu_errors(pages: dict[str, str], folder: Path) -> list[str]:
             if m.get("type") == "error" or m.get("subType") == "fatal"]
 
 
+def assert_nu_clean(pages: dict[str, str], folder: Path) -> None:
+    """The Nu checker finds no error in these pages; skips (after the caller's own checks
+    passed) where Java is missing."""
+    if JAVA is None:
+        pytest.skip("needs Java for the Nu Html Checker: apt-get install default-jre-headless")
+    assert nu_errors(pages, folder) == []
+
+
 @pytest.mark.slow  # Java's checker over every page of the site
 @pytest.mark.skipif(JAVA is None, reason="needs Java for the Nu Html Checker: apt-get install default-jre-headless")
 def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> None:
