@@ -7,20 +7,30 @@ from __future__ import annotations
 import logging
 import os
 import re
+import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..model import slugs
 from ..store import yamlfile
 from . import fieldmerge
 
-if TYPE_CHECKING:
-    from .sync import RemoteSync
-
 log = logging.getLogger("calendar_app.sync.sync")  # where these warnings always went
 
 
-def move_displaced(sync: RemoteSync, target: str) -> None:
+class Clone(Protocol):
+    """What these need of sync.RemoteSync: its clone's git, names and state folder."""
+    remote: str
+    branch: str
+    state_path: Path
+
+    def git(self, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
+            timeout: float | None = None, input: str | None = None
+            ) -> subprocess.CompletedProcess: ...
+
+
+def move_displaced(sync: Clone, target: str) -> None:
     """Records made here whose file name (their slug) the remote gave another new
     record meanwhile (an id of its own): before the rebase, our unpushed commits are
     rewritten so that ours has a slug nobody has from its first commit on, its id
@@ -58,20 +68,20 @@ def move_displaced(sync: RemoteSync, target: str) -> None:
                 "another new record meanwhile: %s", sync.remote, sync.branch,
                 ", ".join(f"{old} -> {new}" for old, (new, _, _) in moves.items()))
 
-def _paths(sync: RemoteSync, command: str, *args: str) -> list[str]:
+def _paths(sync: Clone, command: str, *args: str) -> list[str]:
     """File paths a `git log` or `git ls-tree` lists (names only)."""
     out = sync.git(command, "--name-only", "-z",
                    *(["--format="] if command == "log" else []), *args)
     return [p for p in out.stdout.replace("\n", "\0").split("\0") if p]
 
-def _record_id(sync: RemoteSync, blob: str) -> object:
+def _record_id(sync: Clone, blob: str) -> object:
     text = sync.git("cat-file", "-p", blob, check=False).stdout
     try:
         return yamlfile.load(text.encode("utf-8")).get("id")
     except (yamlfile.YamlError, ValueError, AttributeError):
         return None
 
-def _rewrite_commit(sync: RemoteSync, sha: str, moves: dict[str, tuple[str, object, str]],
+def _rewrite_commit(sync: Clone, sha: str, moves: dict[str, tuple[str, object, str]],
                     mapping: dict[str, str]) -> str:
     """`sha` again on its rewritten parents, our displaced records at their new
     paths: the same author, dates and message."""
