@@ -28,9 +28,11 @@ of 10 at the same time (compare-and-swap rounds per lease). Run by hand, never b
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import multiprocessing
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -121,6 +123,8 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
 
             sessions = [daemon.proc.pid, *(proc.pid for proc in procs)]
             traced_before = git_processes()
+            trace_files = set(os.listdir(os.environ[TRACE_ENV])) if TRACE_ENV in os.environ \
+                else set()
             cpu_before = sessions_cpu(sessions)
             load_before = loadavg()
             threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
@@ -132,6 +136,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             wall = time.perf_counter() - started
             cpu = sessions_cpu(sessions) - cpu_before
             traced = git_processes() - traced_before
+            commands = git_commands(trace_files)
             load_after = loadavg()
             ids = [i for status, i, _ in answers if status == 201]
             # Queued writes (their pushes lost every race meanwhile) are pushed by the
@@ -156,7 +161,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             "queued": sum(1 for status, _, sync in answers if sync == "queued"),
             "settled": settled, "duplicates": len(on_remote) - len(set(on_remote)),
             "pushes": len(pushes.read_text().splitlines()) if pushes.exists() else 0,
-            "load": f"{load_before} -> {load_after}"}
+            "load": f"{load_before} -> {load_after}", "commands": commands}
 
 
 TRACE_ENV = "GIT_TRACE2_EVENT"
@@ -167,6 +172,20 @@ def git_processes() -> int:
     process in that folder, servers' and daemon's alike)."""
     folder = os.environ.get(TRACE_ENV)
     return len(os.listdir(folder)) if folder else 0
+
+
+def git_commands(since: set[str]) -> dict[str, int]:
+    """git processes started since the trace files `since`, by command name ("receive-pack",
+    "rev-list", ...): where the git processes per write go."""
+    folder = os.environ.get(TRACE_ENV)
+    counts: dict[str, int] = {}
+    for name in set(os.listdir(folder)) - since if folder else ():
+        with contextlib.suppress(OSError):
+            text = Path(folder, name).read_text(errors="replace")
+            found = re.search(r'"event":"cmd_name".*?"name":"([^"]+)"', text)
+            command = found.group(1) if found else "?"
+            counts[command] = counts.get(command, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
 def sessions_cpu(sessions: list[int]) -> float:
@@ -286,6 +305,10 @@ def main() -> int:
               f"{'-' if f['git_per_write'] is None else format(f['git_per_write'], '.1f')} | "
               f"{f['settled']:.1f} s | {f['lost']} | "
               f"{f['duplicates']} | {f['load']} |", flush=True)
+        if f["commands"]:
+            per_write = ", ".join(f"{name} {n / max(1, args.writes - f['failed']):.2f}"
+                                  for name, n in f["commands"].items())
+            print(f"  git processes per write by command ({count}): {per_write}", flush=True)
     return 0
 
 

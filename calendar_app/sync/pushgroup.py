@@ -23,10 +23,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
+
+from ..store.atomic import replace_text
 
 COUNTER_FILE = "commits-made"
 MARKS_FILE = "push-marks.json"
@@ -54,7 +54,7 @@ class PushGroup:
         even if the counter went back (lost, or older than the marks after a power
         cut): a new commit is never taken for pushed."""
         number = max(self.made(), self.marks()["pushed"]) + 1
-        _replace(self.counter_path, str(number))
+        replace_text(self.counter_path, str(number))
         return number
 
     def marks(self) -> dict[str, int]:
@@ -73,7 +73,7 @@ class PushGroup:
         key = "pushed" if pushed else "failed"
         if covered > marks[key]:
             marks[key] = covered
-            _replace(self.marks_path, json.dumps(marks))
+            replace_text(self.marks_path, json.dumps(marks))
 
     @contextlib.contextmanager
     def leading(self) -> Iterator[None]:
@@ -87,10 +87,3 @@ class PushGroup:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-
-def _replace(path: Path, text: str) -> None:
-    """Write `path` at once: a reader in another process sees the old or the new text."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)

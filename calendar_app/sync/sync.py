@@ -318,8 +318,16 @@ class RemoteSync:
         return head
 
     def _push(self, deadline: float) -> str:
-        """Push the branch: the head pushed, "" when refused (the remote moved on)."""
+        """Push the branch: the head pushed, "" when refused (the remote moved on);
+        in-process where it can be (netfast.py), else with git."""
         head = self._rev(f"refs/heads/{self.branch}")
+        fast = netfast.push(self.tree.git_dir, self.remote, head,
+                            f"refs/heads/{self.branch}", deadline)
+        if fast == "refused":
+            return ""
+        if fast == "pushed":
+            self._set_ref(self.upstream, head, "update by push")
+            return head
         proc = self._network(deadline, "push", "--porcelain", self.remote,
                              f"{head}:refs/heads/{self.branch}")
         if proc.returncode == 0:
