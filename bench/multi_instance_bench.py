@@ -3,7 +3,7 @@ leasing id blocks.
 
     python bench/multi_instance_bench.py [--instances 1 3] [--writes 90] [--clients 6]
                                          [--workers 2] [--threads 1] [--push wait]
-                                         [--root DIR]
+                                         [--root DIR] [--count-git] [--tuned-remote]
     python bench/multi_instance_bench.py --leases-only [--leasers 3] [--ids 300]
 
 Per instance count: a bare repository of the bundled sample served by `git daemon` on
@@ -50,6 +50,7 @@ from test_reliability_concurrency import Http, basic, wait_for_port
 
 from calendar_app.store.users import UserStore
 from calendar_app.sync.idlease import IdLeases, read_leases
+from calendar_app.sync.settings import REMOTE_CONFIG
 
 BASE = "/wp-json/tribe/events/v1"
 SAMPLE = REPO / "content"
@@ -83,8 +84,10 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def run_writes(root: Path, instances: int, writes: int, clients: int, workers: int,
-               push: str, threads: int = 1) -> dict:
+               push: str, threads: int = 1, tuned: bool = False) -> dict:
     served, bare = shared_repo(root)
+    for key, value in REMOTE_CONFIG.items() if tuned else ():
+        git(bare, "config", key, value)
     pushes = count_pushes(bare)
     users_file = root / "users.yaml"
     password = UserStore(users_file).add("administrator", "administrator")
@@ -274,6 +277,8 @@ def main() -> int:
     parser.add_argument("--leasers", type=int, default=3)
     parser.add_argument("--ids", type=int, default=300)
     parser.add_argument("--root", type=Path)
+    parser.add_argument("--tuned-remote", action="store_true",
+                        help="the shared repository configured as README recommends")
     parser.add_argument("--count-git", action="store_true",
                         help="count the git processes per write (git's trace2 files)")
     args = parser.parse_args()
@@ -296,7 +301,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for count in args.instances:
         f = run_writes(root / f"x{count}", count, args.writes, args.clients, args.workers,
-                       args.push, args.threads)
+                       args.push, args.threads, args.tuned_remote)
         print(f"| {count} | {args.workers} x {args.threads} | {f['writes']} | {args.clients} "
               f"| {f['wall']:.1f} s | "
               f"{f['per_second']:.1f} | {1000 * f['p50']:.0f} ms | {1000 * f['p95']:.0f} ms"

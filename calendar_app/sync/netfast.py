@@ -72,12 +72,18 @@ def push(git_dir: Path | None, remote: str, head: str, ref: str,
             raise RemoteStalled(f"git push got no answer from the remote in time "
                                 f"({url})") from None
         return None
-    refusal = callbacks.refusals.get(ref)  # type: ignore[attr-defined]
+    return verdict(ref, callbacks.refusals.get(ref))  # type: ignore[attr-defined]
+
+
+def verdict(ref: str, refusal: str | None) -> str:
+    """What the remote's report on `ref` means: "pushed" (no refusal), "refused" (it
+    moved on meanwhile), else SyncError with the remote's words (a hook said no)."""
     if refusal is None:
         return "pushed"
     if _REFUSED_THERE.search(refusal):
         return "refused"
-    raise SyncError(f"git push failed: the remote refused {ref}: {refusal}")
+    words = " ".join(refusal.split())[:200] or "no reason given"
+    raise SyncError(f"git push failed: the remote refused {ref}: {words}")
 
 
 def _remote(git_dir: Path | None, remote: str,

@@ -16,6 +16,10 @@ the commits themselves are git's, and a crash loses nothing a mark claims, since
 mark is written only after the remote took the push. A counter that went back (a
 lost file) starts again above the pushed mark, so no new commit is ever taken for
 pushed.
+
+A push refused because another instance pushed first backs off a random while
+(`back_off`) before fetching: the instances that lost a race do not all come back at
+the same moment to race again, and the writes arriving meanwhile join the next push.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +37,9 @@ from ..store.atomic import replace_text
 COUNTER_FILE = "commits-made"
 MARKS_FILE = "push-marks.json"
 LOCK_FILE = "push.lock"
+# The back-off after the first lost race in a row, doubled at each next one, capped.
+BACKOFF_SECONDS = 0.02
+BACKOFF_CAP = 0.25
 
 
 class PushGroup:
@@ -87,3 +96,13 @@ class PushGroup:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
+
+
+def back_off(lost: int, deadline: float, rng: random.Random | None = None) -> float:
+    """Sleep a random part of the back-off after the `lost`-th race lost in a row
+    (≥ 1), never past `deadline` (monotonic) nor over BACKOFF_CAP; the seconds slept."""
+    ceiling = min(BACKOFF_CAP, BACKOFF_SECONDS * 2 ** min(max(lost, 1) - 1, 16))
+    pause = min((rng or random).uniform(0, ceiling), max(0.0, deadline - time.monotonic()))
+    if pause > 0:
+        time.sleep(pause)
+    return max(pause, 0.0)

@@ -52,7 +52,7 @@ from ..model import clock as clocks
 from ..store import gitfast, yamlfile
 from ..store.conflicts import CONFLICTS_DIR, conflict_record
 from ..store.content import ContentTree
-from . import displaced, fieldmerge, netfast, replay
+from . import displaced, fieldmerge, netfast, pushgroup, replay
 from .clone import git_call, git_reason, ours_entry
 from .pushgroup import PushGroup
 from .settings import RemoteStalled, SyncError, SyncSettings
@@ -216,10 +216,11 @@ class RemoteSync:
         covered = self.group.made()  # before the head: every commit counted is in it
         changed: set[str] = set()
         try:
-            for _ in range(MAX_ROUNDS):
+            for lost in range(1, MAX_ROUNDS + 1):
                 head = self._push(deadline)
                 if head:
                     break
+                pushgroup.back_off(lost, deadline)  # another instance won: let it go first
                 fetched = self._fetch(deadline, fast=True)  # refused: someone pushed first
                 with self.tree.locked():
                     previous = self._rev(self.upstream)
