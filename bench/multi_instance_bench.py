@@ -4,6 +4,7 @@ leasing id blocks.
     python bench/multi_instance_bench.py [--instances 1 3] [--writes 90] [--clients 6]
                                          [--workers 2] [--threads 1] [--push wait]
                                          [--root DIR] [--count-git] [--tuned-remote]
+    python bench/multi_instance_bench.py --push-phases ROUNDS
     python bench/multi_instance_bench.py --leases-only [--leasers 3] [--ids 300]
 
 Per instance count: a bare repository of the bundled sample served by `git daemon` on
@@ -264,6 +265,49 @@ def run_leases(root: Path, leasers: int, ids: int) -> dict:
             "ids_per_second": leasers * ids / wall, "overlaps": overlaps}
 
 
+def run_push_phases(root: Path, rounds: int) -> dict:
+    """One clone's write, then its push alone, `rounds` times for each way of pushing
+    (libgit2 in-process, `git push`) against the shared repository as it comes and as
+    README recommends, the four interleaved round by round (the load moves alike).
+    Per way: median ms of the commit and of the push (wall), and the CPU ms per push of
+    this process, its git children and the daemon's session (receive-pack and so on)."""
+    from calendar_app.store.content import ContentTree
+    from calendar_app.sync import netfast
+    from calendar_app.sync.settings import SyncSettings
+    from calendar_app.sync.sync import RemoteSync
+
+    served, bare = shared_repo(root)
+    ways = {(tuned, fast): {"commit": [], "push": [], "cpu": 0.0}
+            for tuned in (False, True) for fast in (True, False)}
+    real_push = netfast.push
+    with GitDaemon(served) as daemon:
+        clone = root / "clone"
+        git(root, "clone", "-q", daemon.url("calendar.git"), str(clone))
+        tree = ContentTree(clone, root / "state" / "write.lock")
+        sync = RemoteSync(tree, SyncSettings(remote="origin"), "origin", root / "state")
+        for n in range(rounds):
+            for (tuned, fast), figures in ways.items():
+                for key, value in REMOTE_CONFIG.items():
+                    git(bare, "config", key, value if tuned else "true")
+                netfast.push = real_push if fast else (lambda *args: None)
+                started = time.perf_counter()
+                with tree.locked():
+                    tree.apply({f"bench/p{n}-{tuned}-{fast}.yaml": f"n: {n}\n"},
+                               f"bench write {n}", "Bench <bench@localhost>")
+                pushed = time.perf_counter()
+                cpu = time.process_time() + sum(os.times()[2:4]) + sessions_cpu(
+                    [daemon.proc.pid])
+                assert sync._push(time.monotonic() + 60)
+                figures["cpu"] += time.process_time() + sum(os.times()[2:4]) + sessions_cpu(
+                    [daemon.proc.pid]) - cpu
+                figures["push"].append(time.perf_counter() - pushed)
+                figures["commit"].append(pushed - started)
+    netfast.push = real_push
+    return {way: {"commit_ms": 1000 * statistics.median(f["commit"]),
+                  "push_ms": 1000 * statistics.median(f["push"]),
+                  "cpu_ms": 1000 * f["cpu"] / rounds} for way, f in ways.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--instances", type=int, nargs="+", default=[1, 3])
@@ -277,6 +321,8 @@ def main() -> int:
     parser.add_argument("--leasers", type=int, default=3)
     parser.add_argument("--ids", type=int, default=300)
     parser.add_argument("--root", type=Path)
+    parser.add_argument("--push-phases", type=int, metavar="ROUNDS",
+                        help="time one write's commit and push alone, each way")
     parser.add_argument("--tuned-remote", action="store_true",
                         help="the shared repository configured as README recommends")
     parser.add_argument("--count-git", action="store_true",
@@ -286,6 +332,16 @@ def main() -> int:
     if args.count_git:  # inherited by the daemon, the servers and their git processes
         os.environ[TRACE_ENV] = str(root / "git-trace2")
         os.makedirs(os.environ[TRACE_ENV], exist_ok=True)
+    if args.push_phases:
+        load = loadavg()
+        print("| remote | push | commit p50 | push p50 | CPU per push (all processes) |")
+        print("|---|---|---|---|---|")
+        for (tuned, fast), f in run_push_phases(root / "phases", args.push_phases).items():
+            print(f"| {'recommended' if tuned else 'as it comes'} | "
+                  f"{'libgit2 in-process' if fast else 'git push'} | {f['commit_ms']:.1f} ms "
+                  f"| {f['push_ms']:.1f} ms | {f['cpu_ms']:.1f} ms |")
+        print(f"load {load} -> {loadavg()}")
+        return 0
     if args.leases_only:
         figures = run_leases(root / "leases", args.leasers, args.ids)
         print(f"one lease over git://: p50 {figures['lease_p50_ms']:.0f} ms, max "

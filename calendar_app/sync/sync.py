@@ -268,7 +268,9 @@ class RemoteSync:
             for _ in range(MAX_ROUNDS):
                 if fetch:
                     previous = self._rev(self.upstream)
-                    self._set_ref(self.upstream, fetched or self._fetch(deadline), "fetched")
+                    # The push lock is held: the fetch may be made in-process (netfast).
+                    self._set_ref(self.upstream, fetched or self._fetch(deadline, fast=True),
+                                  "fetched")
                     fetched = ""
                     changed |= self._integrate(previous)
                 if (fetch and not self._has_unpushed()) or self._push(deadline):
