@@ -16,10 +16,13 @@ answer), p50 / p95 / max latency, how many answers were not 201 and how many wer
 answered as queued (committed, push pending: `X-Calendar-Sync`), when every answered id
 was on the remote (queued pushes are retried by the servers), ids answered but not on
 the remote after a minute (lost), ids twice on the remote, how many pushes the remote
-took to its branch (a hook on the bare repository counts them: writers waiting share
+took to its branch (its reflog counts them: writers waiting share
 pushes), the CPU time the servers, their git processes and the daemon spent per write
 while the writes ran (user + system: it holds up under load, where wall-clock figures
 do not) and the load average (the machine is shared: read it beside the figures).
+`--count-git` adds the git processes per write, by command; `--tuned-remote` configures
+the shared repository as README recommends; `--push-phases N` times one clone's
+commit and push alone, in-process and with `git push`, each N times.
 
 `--leases-only` measures id leases alone (calendar_app/idlease.py) over the daemon:
 the latency of one lease, and `--leasers` processes taking `--ids` ids each in blocks
@@ -126,6 +129,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                                         else None, headers.get("x-calendar-sync")))
 
             sessions = [daemon.proc.pid, *(proc.pid for proc in procs)]
+            pushes_before = len(pushes.read_text().splitlines()) if pushes.exists() else 0
             traced_before = git_processes()
             trace_files = set(os.listdir(os.environ[TRACE_ENV])) if TRACE_ENV in os.environ \
                 else set()
@@ -164,7 +168,8 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             "failed": writes - len(ids), "lost": len(missing),
             "queued": sum(1 for status, _, sync in answers if sync == "queued"),
             "settled": settled, "duplicates": len(on_remote) - len(set(on_remote)),
-            "pushes": len(pushes.read_text().splitlines()) if pushes.exists() else 0,
+            "pushes": (len(pushes.read_text().splitlines()) if pushes.exists() else 0)
+            - pushes_before,
             "load": f"{load_before} -> {load_after}", "commands": commands}
 
 
@@ -209,13 +214,12 @@ def sessions_cpu(sessions: list[int]) -> float:
 
 
 def count_pushes(bare: Path) -> Path:
-    """A post-receive hook on `bare` noting each push to a branch in the returned file
-    (pushes of id leases, refs/calendar/..., are not counted)."""
-    hook = bare / "hooks" / "post-receive"
-    log = bare / "branch-pushes.log"
-    hook.write_text(f"#!/bin/sh\ngrep ' refs/heads/' >> '{log}'\nexit 0\n")
-    hook.chmod(0o755)
-    return log
+    """Have `bare` keep a reflog of its branches, whose file the returned path is: one
+    line per push that moved a branch (pushes of id leases, refs/calendar/..., are not
+    counted). A reflog rather than a hook: a post-receive hook would cost the remote a
+    shell and a grep per push, work no real remote does."""
+    git(bare, "config", "core.logAllRefUpdates", "always")
+    return bare / "logs" / "refs" / "heads" / "main"
 
 
 def remote_ids(bare: Path) -> list[int]:
