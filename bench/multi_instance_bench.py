@@ -3,7 +3,8 @@ leasing id blocks.
 
     python bench/multi_instance_bench.py [--instances 1 3] [--writes 90] [--clients 6]
                                          [--workers 2] [--threads 1] [--push wait]
-                                         [--root DIR]
+                                         [--root DIR] [--count-git] [--tuned-remote]
+    python bench/multi_instance_bench.py --push-phases ROUNDS
     python bench/multi_instance_bench.py --leases-only [--leasers 3] [--ids 300]
 
 Per instance count: a bare repository of the bundled sample served by `git daemon` on
@@ -15,10 +16,13 @@ answer), p50 / p95 / max latency, how many answers were not 201 and how many wer
 answered as queued (committed, push pending: `X-Calendar-Sync`), when every answered id
 was on the remote (queued pushes are retried by the servers), ids answered but not on
 the remote after a minute (lost), ids twice on the remote, how many pushes the remote
-took to its branch (a hook on the bare repository counts them: writers waiting share
+took to its branch (its reflog counts them: writers waiting share
 pushes), the CPU time the servers, their git processes and the daemon spent per write
 while the writes ran (user + system: it holds up under load, where wall-clock figures
 do not) and the load average (the machine is shared: read it beside the figures).
+`--count-git` adds the git processes per write, by command; `--tuned-remote` configures
+the shared repository as README recommends; `--push-phases N` times one clone's
+commit and push alone, in-process and with `git push`, each N times.
 
 `--leases-only` measures id leases alone (calendar_app/idlease.py) over the daemon:
 the latency of one lease, and `--leasers` processes taking `--ids` ids each in blocks
@@ -28,9 +32,11 @@ of 10 at the same time (compare-and-swap rounds per lease). Run by hand, never b
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import multiprocessing
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -48,6 +54,7 @@ from test_reliability_concurrency import Http, basic, wait_for_port
 
 from calendar_app.store.users import UserStore
 from calendar_app.sync.idlease import IdLeases, read_leases
+from calendar_app.sync.settings import REMOTE_CONFIG
 
 BASE = "/wp-json/tribe/events/v1"
 SAMPLE = REPO / "content"
@@ -81,8 +88,10 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def run_writes(root: Path, instances: int, writes: int, clients: int, workers: int,
-               push: str, threads: int = 1) -> dict:
+               push: str, threads: int = 1, tuned: bool = False) -> dict:
     served, bare = shared_repo(root)
+    for key, value in REMOTE_CONFIG.items() if tuned else ():
+        git(bare, "config", key, value)
     pushes = count_pushes(bare)
     users_file = root / "users.yaml"
     password = UserStore(users_file).add("administrator", "administrator")
@@ -120,7 +129,10 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                                         else None, headers.get("x-calendar-sync")))
 
             sessions = [daemon.proc.pid, *(proc.pid for proc in procs)]
+            pushes_before = len(pushes.read_text().splitlines()) if pushes.exists() else 0
             traced_before = git_processes()
+            trace_files = set(os.listdir(os.environ[TRACE_ENV])) if TRACE_ENV in os.environ \
+                else set()
             cpu_before = sessions_cpu(sessions)
             load_before = loadavg()
             threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
@@ -132,6 +144,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             wall = time.perf_counter() - started
             cpu = sessions_cpu(sessions) - cpu_before
             traced = git_processes() - traced_before
+            commands = git_commands(trace_files)
             load_after = loadavg()
             ids = [i for status, i, _ in answers if status == 201]
             # Queued writes (their pushes lost every race meanwhile) are pushed by the
@@ -155,8 +168,9 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             "failed": writes - len(ids), "lost": len(missing),
             "queued": sum(1 for status, _, sync in answers if sync == "queued"),
             "settled": settled, "duplicates": len(on_remote) - len(set(on_remote)),
-            "pushes": len(pushes.read_text().splitlines()) if pushes.exists() else 0,
-            "load": f"{load_before} -> {load_after}"}
+            "pushes": (len(pushes.read_text().splitlines()) if pushes.exists() else 0)
+            - pushes_before,
+            "load": f"{load_before} -> {load_after}", "commands": commands}
 
 
 TRACE_ENV = "GIT_TRACE2_EVENT"
@@ -167,6 +181,20 @@ def git_processes() -> int:
     process in that folder, servers' and daemon's alike)."""
     folder = os.environ.get(TRACE_ENV)
     return len(os.listdir(folder)) if folder else 0
+
+
+def git_commands(since: set[str]) -> dict[str, int]:
+    """git processes started since the trace files `since`, by command name ("receive-pack",
+    "rev-list", ...): where the git processes per write go."""
+    folder = os.environ.get(TRACE_ENV)
+    counts: dict[str, int] = {}
+    for name in set(os.listdir(folder)) - since if folder else ():
+        with contextlib.suppress(OSError):
+            text = Path(folder, name).read_text(errors="replace")
+            found = re.search(r'"event":"cmd_name".*?"name":"([^"]+)"', text)
+            command = found.group(1) if found else "?"
+            counts[command] = counts.get(command, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
 def sessions_cpu(sessions: list[int]) -> float:
@@ -186,13 +214,12 @@ def sessions_cpu(sessions: list[int]) -> float:
 
 
 def count_pushes(bare: Path) -> Path:
-    """A post-receive hook on `bare` noting each push to a branch in the returned file
-    (pushes of id leases, refs/calendar/..., are not counted)."""
-    hook = bare / "hooks" / "post-receive"
-    log = bare / "branch-pushes.log"
-    hook.write_text(f"#!/bin/sh\ngrep ' refs/heads/' >> '{log}'\nexit 0\n")
-    hook.chmod(0o755)
-    return log
+    """Have `bare` keep a reflog of its branches, whose file the returned path is: one
+    line per push that moved a branch (pushes of id leases, refs/calendar/..., are not
+    counted). A reflog rather than a hook: a post-receive hook would cost the remote a
+    shell and a grep per push, work no real remote does."""
+    git(bare, "config", "core.logAllRefUpdates", "always")
+    return bare / "logs" / "refs" / "heads" / "main"
 
 
 def remote_ids(bare: Path) -> list[int]:
@@ -242,6 +269,49 @@ def run_leases(root: Path, leasers: int, ids: int) -> dict:
             "ids_per_second": leasers * ids / wall, "overlaps": overlaps}
 
 
+def run_push_phases(root: Path, rounds: int) -> dict:
+    """One clone's write, then its push alone, `rounds` times for each way of pushing
+    (libgit2 in-process, `git push`) against the shared repository as it comes and as
+    README recommends, the four interleaved round by round (the load moves alike).
+    Per way: median ms of the commit and of the push (wall), and the CPU ms per push of
+    this process, its git children and the daemon's session (receive-pack and so on)."""
+    from calendar_app.store.content import ContentTree
+    from calendar_app.sync import netfast
+    from calendar_app.sync.settings import SyncSettings
+    from calendar_app.sync.sync import RemoteSync
+
+    served, bare = shared_repo(root)
+    ways = {(tuned, fast): {"commit": [], "push": [], "cpu": 0.0}
+            for tuned in (False, True) for fast in (True, False)}
+    real_push = netfast.push
+    with GitDaemon(served) as daemon:
+        clone = root / "clone"
+        git(root, "clone", "-q", daemon.url("calendar.git"), str(clone))
+        tree = ContentTree(clone, root / "state" / "write.lock")
+        sync = RemoteSync(tree, SyncSettings(remote="origin"), "origin", root / "state")
+        for n in range(rounds):
+            for (tuned, fast), figures in ways.items():
+                for key, value in REMOTE_CONFIG.items():
+                    git(bare, "config", key, value if tuned else "true")
+                netfast.push = real_push if fast else (lambda *args: None)
+                started = time.perf_counter()
+                with tree.locked():
+                    tree.apply({f"bench/p{n}-{tuned}-{fast}.yaml": f"n: {n}\n"},
+                               f"bench write {n}", "Bench <bench@localhost>")
+                pushed = time.perf_counter()
+                cpu = time.process_time() + sum(os.times()[2:4]) + sessions_cpu(
+                    [daemon.proc.pid])
+                assert sync._push(time.monotonic() + 60)
+                figures["cpu"] += time.process_time() + sum(os.times()[2:4]) + sessions_cpu(
+                    [daemon.proc.pid]) - cpu
+                figures["push"].append(time.perf_counter() - pushed)
+                figures["commit"].append(pushed - started)
+    netfast.push = real_push
+    return {way: {"commit_ms": 1000 * statistics.median(f["commit"]),
+                  "push_ms": 1000 * statistics.median(f["push"]),
+                  "cpu_ms": 1000 * f["cpu"] / rounds} for way, f in ways.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--instances", type=int, nargs="+", default=[1, 3])
@@ -255,6 +325,10 @@ def main() -> int:
     parser.add_argument("--leasers", type=int, default=3)
     parser.add_argument("--ids", type=int, default=300)
     parser.add_argument("--root", type=Path)
+    parser.add_argument("--push-phases", type=int, metavar="ROUNDS",
+                        help="time one write's commit and push alone, each way")
+    parser.add_argument("--tuned-remote", action="store_true",
+                        help="the shared repository configured as README recommends")
     parser.add_argument("--count-git", action="store_true",
                         help="count the git processes per write (git's trace2 files)")
     args = parser.parse_args()
@@ -262,6 +336,16 @@ def main() -> int:
     if args.count_git:  # inherited by the daemon, the servers and their git processes
         os.environ[TRACE_ENV] = str(root / "git-trace2")
         os.makedirs(os.environ[TRACE_ENV], exist_ok=True)
+    if args.push_phases:
+        load = loadavg()
+        print("| remote | push | commit p50 | push p50 | CPU per push (all processes) |")
+        print("|---|---|---|---|---|")
+        for (tuned, fast), f in run_push_phases(root / "phases", args.push_phases).items():
+            print(f"| {'recommended' if tuned else 'as it comes'} | "
+                  f"{'libgit2 in-process' if fast else 'git push'} | {f['commit_ms']:.1f} ms "
+                  f"| {f['push_ms']:.1f} ms | {f['cpu_ms']:.1f} ms |")
+        print(f"load {load} -> {loadavg()}")
+        return 0
     if args.leases_only:
         figures = run_leases(root / "leases", args.leasers, args.ids)
         print(f"one lease over git://: p50 {figures['lease_p50_ms']:.0f} ms, max "
@@ -277,7 +361,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for count in args.instances:
         f = run_writes(root / f"x{count}", count, args.writes, args.clients, args.workers,
-                       args.push, args.threads)
+                       args.push, args.threads, args.tuned_remote)
         print(f"| {count} | {args.workers} x {args.threads} | {f['writes']} | {args.clients} "
               f"| {f['wall']:.1f} s | "
               f"{f['per_second']:.1f} | {1000 * f['p50']:.0f} ms | {1000 * f['p95']:.0f} ms"
@@ -286,6 +370,10 @@ def main() -> int:
               f"{'-' if f['git_per_write'] is None else format(f['git_per_write'], '.1f')} | "
               f"{f['settled']:.1f} s | {f['lost']} | "
               f"{f['duplicates']} | {f['load']} |", flush=True)
+        if f["commands"]:
+            per_write = ", ".join(f"{name} {n / max(1, args.writes - f['failed']):.2f}"
+                                  for name, n in f["commands"].items())
+            print(f"  git processes per write by command ({count}): {per_write}", flush=True)
     return 0
 
 

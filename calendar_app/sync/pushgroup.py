@@ -16,6 +16,10 @@ the commits themselves are git's, and a crash loses nothing a mark claims, since
 mark is written only after the remote took the push. A counter that went back (a
 lost file) starts again above the pushed mark, so no new commit is ever taken for
 pushed.
+
+A push refused because another instance pushed first backs off a random while
+(`back_off`) before fetching: the instances that lost a race do not all come back at
+the same moment to race again, and the writes arriving meanwhile join the next push.
 """
 
 from __future__ import annotations
@@ -23,14 +27,19 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
-import threading
+import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from ..store.atomic import replace_text
 
 COUNTER_FILE = "commits-made"
 MARKS_FILE = "push-marks.json"
 LOCK_FILE = "push.lock"
+# The back-off after the first lost race in a row, doubled at each next one, capped.
+BACKOFF_SECONDS = 0.02
+BACKOFF_CAP = 0.25
 
 
 class PushGroup:
@@ -54,7 +63,7 @@ class PushGroup:
         even if the counter went back (lost, or older than the marks after a power
         cut): a new commit is never taken for pushed."""
         number = max(self.made(), self.marks()["pushed"]) + 1
-        _replace(self.counter_path, str(number))
+        replace_text(self.counter_path, str(number))
         return number
 
     def marks(self) -> dict[str, int]:
@@ -73,7 +82,7 @@ class PushGroup:
         key = "pushed" if pushed else "failed"
         if covered > marks[key]:
             marks[key] = covered
-            _replace(self.marks_path, json.dumps(marks))
+            replace_text(self.marks_path, json.dumps(marks))
 
     @contextlib.contextmanager
     def leading(self) -> Iterator[None]:
@@ -88,9 +97,12 @@ class PushGroup:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _replace(path: Path, text: str) -> None:
-    """Write `path` at once: a reader in another process sees the old or the new text."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+
+def back_off(lost: int, deadline: float, rng: random.Random | None = None) -> float:
+    """Sleep a random part of the back-off after the `lost`-th race lost in a row
+    (≥ 1), never past `deadline` (monotonic) nor over BACKOFF_CAP; the seconds slept."""
+    ceiling = min(BACKOFF_CAP, BACKOFF_SECONDS * 2 ** min(max(lost, 1) - 1, 16))
+    pause = min((rng or random).uniform(0, ceiling), max(0.0, deadline - time.monotonic()))
+    if pause > 0:
+        time.sleep(pause)
+    return max(pause, 0.0)

@@ -8,6 +8,13 @@ from dataclasses import dataclass
 from ..store.content import NETWORK_TIMEOUT
 
 PUSH_MODES = ("wait", "queue")
+# What README recommends in the shared (bare) repository's configuration: every push
+# there otherwise runs `git maintenance run --auto` (gc) after the ref update, a process
+# per push that finds nothing to do nearly every time; a shared repository is kept by
+# its own scheduled `git maintenance run` (or its host's). The rest of a push's work
+# on the remote (receive-pack, unpack-objects, the connectivity check) is what makes
+# it safe and stays.
+REMOTE_CONFIG = {"receive.autoGC": "false"}
 
 
 class SyncError(RuntimeError):

@@ -52,7 +52,7 @@ from ..model import clock as clocks
 from ..store import gitfast, yamlfile
 from ..store.conflicts import CONFLICTS_DIR, conflict_record
 from ..store.content import ContentTree
-from . import displaced, fieldmerge, netfast, replay
+from . import displaced, fieldmerge, netfast, pushgroup, replay
 from .clone import git_call, git_reason, ours_entry
 from .pushgroup import PushGroup
 from .settings import RemoteStalled, SyncError, SyncSettings
@@ -216,10 +216,11 @@ class RemoteSync:
         covered = self.group.made()  # before the head: every commit counted is in it
         changed: set[str] = set()
         try:
-            for _ in range(MAX_ROUNDS):
+            for lost in range(1, MAX_ROUNDS + 1):
                 head = self._push(deadline)
                 if head:
                     break
+                pushgroup.back_off(lost, deadline)  # another instance won: let it go first
                 fetched = self._fetch(deadline, fast=True)  # refused: someone pushed first
                 with self.tree.locked():
                     previous = self._rev(self.upstream)
@@ -267,7 +268,9 @@ class RemoteSync:
             for _ in range(MAX_ROUNDS):
                 if fetch:
                     previous = self._rev(self.upstream)
-                    self._set_ref(self.upstream, fetched or self._fetch(deadline), "fetched")
+                    # The push lock is held: the fetch may be made in-process (netfast).
+                    self._set_ref(self.upstream, fetched or self._fetch(deadline, fast=True),
+                                  "fetched")
                     fetched = ""
                     changed |= self._integrate(previous)
                 if (fetch and not self._has_unpushed()) or self._push(deadline):
@@ -318,8 +321,16 @@ class RemoteSync:
         return head
 
     def _push(self, deadline: float) -> str:
-        """Push the branch: the head pushed, "" when refused (the remote moved on)."""
+        """Push the branch: the head pushed, "" when refused (the remote moved on);
+        in-process where it can be (netfast.py), else with git."""
         head = self._rev(f"refs/heads/{self.branch}")
+        fast = netfast.push(self.tree.git_dir, self.remote, head,
+                            f"refs/heads/{self.branch}", deadline)
+        if fast == "refused":
+            return ""
+        if fast == "pushed":
+            self._set_ref(self.upstream, head, "update by push")
+            return head
         proc = self._network(deadline, "push", "--porcelain", self.remote,
                              f"{head}:refs/heads/{self.branch}")
         if proc.returncode == 0:
