@@ -328,7 +328,7 @@ def test_findings_keep_checks_english_wording() -> None:
                                   "message": found[0].message}
     french = regional_for({"locale": "fr_FR"})
     assert french.gettext(found[0].template) % dict(found[0].values) == \
-        "clé inconnue 'venu' (vouliez-vous dire 'venue' ?)"
+        "clé inconnue 'venu' (vouliez-vous dire 'venue'\u202f?)"
 
 
 def test_sign_in_errors_speak_german(client) -> None:

@@ -123,7 +123,7 @@ def test_a_refusal_reads_as_a_native_writes_it(speaking) -> None:
         "Uhrzeit ihres Beginns")
     message = refusal({"rrule": "FREQ=WEEKLY;BYMONTHDAY=3"}).message
     assert shown(speaking, "fr_FR", message) == (
-        "Répétition (rrule) : 'FREQ=WEEKLY;BYMONTHDAY=3' : BYMONTHDAY exige FREQ=DAILY, "
+        "Répétition (rrule)\xa0: 'FREQ=WEEKLY;BYMONTHDAY=3'\xa0: BYMONTHDAY exige FREQ=DAILY, "
         "MONTHLY ou YEARLY")
     message = refusal({"every": "week", "count": 0}).message
     assert shown(speaking, "es_ES", message) == \
@@ -285,8 +285,8 @@ def broken_app(config: dict, content: Path, signed_users: dict,
     ("de_DE", "Dateien, die sich nicht lesen lassen",
      (f"{JAZZ_FILE}, Zeile 3: ein Tabulator in Zeile 3, Spalte 1: YAML rückt nur mit "
      "Leerzeichen ein; ersetzen Sie den Tabulator durch Leerzeichen")),
-    ("fr_FR", "Fichiers illisibles", (f"{JAZZ_FILE}, ligne 3 : une tabulation à la ligne 3, "
-     "colonne 1 : YAML n’indente qu’avec des espaces ; remplacez la tabulation par des "
+    ("fr_FR", "Fichiers illisibles", (f"{JAZZ_FILE}, ligne 3\xa0: une tabulation à la ligne 3, "
+     "colonne 1\xa0: YAML n’indente qu’avec des espaces\u202f; remplacez la tabulation par des "
      "espaces")),
     ("en_US", "Files that cannot be read", (f"{JAZZ_FILE}, line 3: a tab character at line 3, "
      "column 1: YAML indents with spaces only; replace the tab with spaces")),
