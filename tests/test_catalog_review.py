@@ -22,7 +22,7 @@ from calendar_app.site.i18n import LOCALES, languages
 
 CLDR_ORDER = ("zero", "one", "two", "few", "many", "other")
 PLACEHOLDER = re.compile(r"%\(\w+\)s|\{\w+\}")
-TAG = re.compile(r"</?\w+[^>]*>")
+TAG = re.compile(r"</?(?:a|span|code|em|strong|br|p)\b[^>]*>")  # HTML, not <document start>
 # What a punctuation check must not read as prose: placeholders, markup, entities,
 # quoted code ('---', `fmt`), RFC 5545 and YAML text (FREQ=WEEKLY;BYDAY=TU).
 CODE = re.compile(r"<code>.*?</code>|%\(\w+\)s|\{\w+\}|<[^>]+>|&\w+;|'[^']*'|`[^`]*`"
