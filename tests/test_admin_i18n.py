@@ -159,6 +159,8 @@ def _unworded_rule_errors(source: str) -> list[str]:
             if isinstance(first, ast.Subscript):
                 first = first.value  # ("a", "b")[n]: one of these names
             names = first.elts if isinstance(first, ast.Tuple) else [first]
+            if isinstance(first, ast.Name) and first.id == "name":  # _refused's: a table's
+                names = [ast.Constant(n) for _pattern, n in recurrence._DATEUTIL]
             if not all(isinstance(n, ast.Constant) and n.value in recurrence.MESSAGES
                        for n in names):
                 found.append(ast.unparse(node)[:80])
