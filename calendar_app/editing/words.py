@@ -139,7 +139,8 @@ FILLED = (
 # Why the YAML reader (store/yamlfile.py) refuses a record file, as its sentences word
 # it, and the problems PyYAML and Python's dates name most often, in their words; the
 # editing pages name unreadable files with these translated (editing/unreadable.py).
-# A problem not here is shown in the parser's English inside a translated sentence.
+# A problem not here is shown in the parser's English inside a translated sentence
+# (none that tests/test_catalog_reasons.py can make PyYAML raise).
 YAML = (
     N_("file is larger than %(bytes)s bytes"), N_("file is not valid UTF-8"),
     N_("file contains a NUL byte"), N_("a record file must hold a mapping of keys to values"),
@@ -157,6 +158,16 @@ YAML = (
     N_("but found another document"), N_("day is out of range for month"),
     N_("month must be in 1..12"), N_("hour must be in 0..23"), N_("minute must be in 0..59"),
     N_("second must be in 0..59"),
+    # PyYAML's rarer problems (every one a test could make it raise)
+    N_("did not find expected '-' indicator"), N_("found unknown escape character"),
+    N_("did not find expected <document start>"), N_("found duplicate %YAML directive"),
+    N_("found unknown directive name"), N_("did not find expected node content"),
+    N_("did not find expected comment or line break"),
+    N_("found an indentation indicator equal to 0"),
+    N_("did not find expected hexdecimal number"),
+    N_("block sequence entries are not allowed in this context"),
+    N_("mapping keys are not allowed in this context"),
+    N_("did not find expected alphabetic or numeric character"),
 )
 
 

@@ -77,6 +77,20 @@ MESSAGES = {
     "rule-with-start": N_("recurrence rrule: %(rule)s: give only the rule; the event's "
                           "start_date is its start"),
     "not-a-rule": N_("recurrence rrule: %(rule)s is not an RFC 5545 rule (%(reason)s)"),
+    # dateutil's reasons for refusing a rule (_DATEUTIL), worded as our own sentences
+    "part-value": N_("recurrence rrule: %(rule)s is not an RFC 5545 rule (%(part)s cannot "
+                     "be %(value)s)"),
+    "part-empty": N_("recurrence rrule: %(rule)s is not an RFC 5545 rule (%(part)s has no "
+                     "value)"),
+    "unknown-part": N_("recurrence rrule: %(rule)s is not an RFC 5545 rule (%(part)s is "
+                       "not a rule part)"),
+    "not-pairs": N_("recurrence rrule: %(rule)s is not an RFC 5545 rule (write each part "
+                    "as NAME=value, separated by ;)"),
+    "no-freq": N_("recurrence rrule: %(rule)s is not an RFC 5545 rule (FREQ is missing)"),
+    "property": N_("recurrence rrule: %(rule)s is not an RFC 5545 rule (%(part)s is not "
+                   "a rule; give the RRULE alone)"),
+    "setpos": N_("recurrence rrule: %(rule)s is not an RFC 5545 rule (BYSETPOS takes 1 to "
+                 "366 or -366 to -1)"),
     "many-rules": N_("recurrence rrule: %(rule)s must be a single rule"),
     "frequency": N_("recurrence rrule: FREQ=%(freq)s is not supported (events repeat daily "
                     "at most often)"),
@@ -216,9 +230,7 @@ def parse_rule(text: str, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
     try:
         rule = du.rrulestr(plain, dtstart=start, cache=False)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
-        # dateutil's reason, in its English: the only words the table cannot hold
-        raise RecurrenceError("not-a-rule", "rrule", text, rule=repr(text),
-                              reason=exc) from None
+        raise _refused(text, str(exc)) from None
     if not isinstance(rule, du.rrule):
         raise RecurrenceError("many-rules", "rrule", text, rule=repr(text))
     freq = du.FREQNAMES[rule._freq]
@@ -228,6 +240,31 @@ def parse_rule(text: str, start: dt.datetime, zone: dt.tzinfo | None = None) -> 
     if not _can_occur(rule):
         raise RecurrenceError("no-such-day", "rrule", text, rule=repr(text))
     return rule
+
+
+# What dateutil says when it refuses a rule, and our message for it (its values read
+# out of dateutil's words): a translated page then names the reason in its language.
+# A reason not here is shown in dateutil's English inside "not-a-rule".
+_DATEUTIL = (
+    (re.compile(r"invalid '(?P<part>\w+)': (?P<value>.+)", re.DOTALL), "part-value"),
+    (re.compile(r"invalid '(?P<part>\w+)': "), "part-empty"),
+    (re.compile(r"unknown parameter '(?P<part>[^']+)'"), "unknown-part"),
+    (re.compile(r"unknown parameter ''|unsupported property: "
+                r"|(?:not enough|too many) values to unpack.*"),
+     "not-pairs"),
+    (re.compile(r".*missing 1 required positional argument: 'freq'"), "no-freq"),
+    (re.compile(r"unsupported property: (?P<part>.+)", re.DOTALL), "property"),
+    (re.compile(r"bysetpos must be between 1 and 366, or between -366 and -1"), "setpos"),
+)
+
+
+def _refused(text: str, reason: str) -> RecurrenceError:
+    """Why dateutil refused the rule `text`, as one of our messages."""
+    for pattern, name in _DATEUTIL:
+        found = pattern.fullmatch(reason)
+        if found:
+            return RecurrenceError(name, "rrule", text, rule=repr(text), **found.groupdict())
+    return RecurrenceError("not-a-rule", "rrule", text, rule=repr(text), reason=reason)
 
 
 def _refuse_parts(rule: du.rrule, text: str) -> None:
