@@ -21,7 +21,7 @@ from submitting import GOOD, decision, propose, text
 from calendar_app.editing import forms, rule_words, words
 from calendar_app.editing.language import regional_for, service_message, service_patterns
 from calendar_app.http.app import create_app
-from calendar_app.model import records, recurrence
+from calendar_app.model import records, recurrence, rule_errors
 from calendar_app.model.resources import RESOURCES
 from calendar_app.site.i18n import Regional
 
@@ -148,7 +148,7 @@ def test_every_message_the_service_raises_has_a_translation() -> None:
 
 
 def _unworded_rule_errors(source: str) -> list[str]:
-    """Each RecurrenceError a module raises that recurrence.MESSAGES does not word: its
+    """Each RecurrenceError a module raises that rule_errors.MESSAGES does not word: its
     first argument is not the name of a template there, or a choice among such names
     (a sentence written in place, or a name from elsewhere)."""
     found = []
@@ -161,7 +161,7 @@ def _unworded_rule_errors(source: str) -> list[str]:
             names = first.elts if isinstance(first, ast.Tuple) else [first]
             if isinstance(first, ast.Name) and first.id == "name":  # _refused's: a table's
                 names = [ast.Constant(n) for _pattern, n in recurrence._DATEUTIL]
-            if not all(isinstance(n, ast.Constant) and n.value in recurrence.MESSAGES
+            if not all(isinstance(n, ast.Constant) and n.value in rule_errors.MESSAGES
                        for n in names):
                 found.append(ast.unparse(node)[:80])
     return found
@@ -176,7 +176,7 @@ def test_every_rule_error_is_worded_by_the_table_and_translated() -> None:
     assert _unworded_rule_errors(source) == []
     for locale in ("de_DE", "fr_FR", "es_ES", "ar_EG"):
         language = Regional(locale)
-        left = [t for t in recurrence.MESSAGES.values() if language.gettext(t) == t]
+        left = [t for t in rule_errors.MESSAGES.values() if language.gettext(t) == t]
         assert left == [], locale
 
 

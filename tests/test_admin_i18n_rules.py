@@ -19,7 +19,7 @@ from submitting import text
 
 from calendar_app.editing import language, words
 from calendar_app.http.app import create_app
-from calendar_app.model import recurrence
+from calendar_app.model import recurrence, rule_errors
 from calendar_app.model.resources import RESOURCES
 
 START = dt.datetime(2027, 3, 6, 18, 0)
@@ -116,8 +116,8 @@ def test_every_kind_of_refusal_reads_in_the_editors_language(speaking, locale) -
         literal = max(re.split(r"%\(\w+\)s", found.template), key=len).strip(" :")
         assert literal not in words_, words_  # no English left around the values
     # "not-a-rule" holds a reason of dateutil's that _DATEUTIL lacks: none we can raise
-    assert met == set(recurrence.MESSAGES.values()) - {recurrence.MESSAGES["change-field"],
-                                                       recurrence.MESSAGES["not-a-rule"]}
+    assert met == set(rule_errors.MESSAGES.values()) - {rule_errors.MESSAGES["change-field"],
+                                                       rule_errors.MESSAGES["not-a-rule"]}
 
 
 def test_a_refusal_reads_as_a_native_writes_it(speaking) -> None:
@@ -139,7 +139,7 @@ def test_a_refusal_reads_as_a_native_writes_it(speaking) -> None:
 def test_a_fields_message_inside_a_rules_is_translated_too(speaking) -> None:
     """`recurrence changes <date>: <the field's message>` (fieldtypes.Recurrence)."""
     inner = "Invalid parameter."
-    message = recurrence.MESSAGES["change-field"] % {"when": "2027-03-13 18:00:00",
+    message = rule_errors.MESSAGES["change-field"] % {"when": "2027-03-13 18:00:00",
                                                       "message": inner}
     assert shown(speaking, "de_DE", message) == \
         "Wiederholung (changes 2027-03-13 18:00:00): Ungültiger Wert."

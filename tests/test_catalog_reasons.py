@@ -1,5 +1,5 @@
 """The last English on translated pages (issue 25): dateutil's reasons for refusing a
-rule and PyYAML's problems are our own translatable messages (recurrence.MESSAGES,
+rule and PyYAML's problems are our own translatable messages (rule_errors.MESSAGES,
 words.YAML); the English `check`, `diff` and interface keep our sentences."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calendar_app.editing import language
-from calendar_app.model import recurrence
+from calendar_app.model import recurrence, rule_errors
 from calendar_app.store import yamlfile
 
 START = dt.datetime(2027, 1, 1, 19)
@@ -90,7 +90,7 @@ def test_any_refused_rule_is_worded_without_dateutils_english(text: str) -> None
     try:
         recurrence.parse_rule(text.strip() or "X", START)
     except recurrence.RecurrenceError as refused:
-        assert refused.name in recurrence.MESSAGES
+        assert refused.name in rule_errors.MESSAGES
         assert refused.name != "not-a-rule", refused.message
 
 

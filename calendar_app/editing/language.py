@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from flask import Flask, current_app, has_app_context
 
-from ..model import findings, recurrence
+from ..model import findings, rule_errors
 from ..site.i18n import Regional, site_locale
 from . import words
 
@@ -47,7 +47,7 @@ def gettext(message: str, **values: object) -> str:
 
 def service_message(text: str) -> str:
     """A message of the service (words.SERVICE) or of a recurrence rule
-    (recurrence.MESSAGES) in the editor's language, the values it filled in kept as
+    (rule_errors.MESSAGES) in the editor's language, the values it filled in kept as
     written (a field's own message inside a rule's, `%(message)s`, translated too); a
     sentence naming a kind of record (words.FILLED) is translated whole; one the
     catalogs lack stays as the service wrote it."""
@@ -100,8 +100,8 @@ _NAMING = frozenset(words.SERVICE)
 @functools.cache
 def service_patterns() -> tuple[tuple[str, re.Pattern], ...]:
     """(template, what its filled-in texts look like) of words.SERVICE and
-    recurrence.MESSAGES."""
-    return _patterns((*words.SERVICE, *recurrence.MESSAGES.values()))
+    rule_errors.MESSAGES."""
+    return _patterns((*words.SERVICE, *rule_errors.MESSAGES.values()))
 
 
 @functools.cache

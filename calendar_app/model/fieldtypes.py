@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from . import dates, errors, hints, recurrence, rule_form
+from . import dates, errors, hints, recurrence, rule_errors, rule_form
 from .fieldbase import (
     INVALID,
     RESOURCES,
@@ -498,7 +498,7 @@ class Recurrence(FieldType):
                 try:
                     change[name] = field.type.from_file(item, field.yaml_key)
                 except RecordError as exc:
-                    raise RecordError(recurrence.MESSAGES["change-field"] % {
+                    raise RecordError(rule_errors.MESSAGES["change-field"] % {
                         "when": when, "message": exc.message}, key, f"{name}:") from None
         return block
 
