@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import BASE, NOW, git, make_repo
 from test_reliability_concurrency import (
     Http,
