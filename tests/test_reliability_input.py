@@ -36,6 +36,13 @@ from calendar_app.store import yamlfile
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FAST = settings(max_examples=300, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
+# The YAML and record round trips (the costliest properties here) draw 100 examples in
+# the default run, the explicit examples still included; `-m slow` draws 300.
+ROUND_TRIPS = [100, pytest.param(300, marks=pytest.mark.slow)]
+
+
+def sized(size: int) -> settings:
+    return settings(FAST, max_examples=size)
 UTC = dates.zone("UTC")
 ZONES = ["UTC", "Europe/Berlin", "America/Los_Angeles", "Asia/Kolkata", "Australia/Lord_Howe",
          "Pacific/Chatham", "America/St_Johns"]
@@ -131,22 +138,26 @@ VALUE = st.recursive(SCALAR, lambda inner: st.one_of(
 
 
 
-@FAST
-@given(st.dictionaries(st.text(string.ascii_letters + "_", min_size=1, max_size=12), VALUE,
-                       max_size=8))
-@example({"title": "yes"})
-@example({"title": "2027-01-01"})
-@example({"title": "0x1F"})
-@example({"title": "~"})
-@example({"title": "line\nline\n\n"})
-@example({"title": " lead"})
-@example({"title": "\u2028"})
-@example({"title": "\ufeffbom"})
-def test_yaml_dump_load_round_trip(mapping: dict) -> None:
-    text = yamlfile.dump(mapping)
-    assert "&" not in text.split(":")[0]  # no anchors
-    loaded = yamlfile.load(text.encode("utf-8"))
-    assert loaded == mapping  # exactly: blocks say how their text ends (|, |-, |+)
+@pytest.mark.parametrize("size", ROUND_TRIPS)
+def test_yaml_dump_load_round_trip(size: int) -> None:
+    @sized(size)
+    @given(st.dictionaries(st.text(string.ascii_letters + "_", min_size=1, max_size=12),
+                           VALUE, max_size=8))
+    @example({"title": "yes"})
+    @example({"title": "2027-01-01"})
+    @example({"title": "0x1F"})
+    @example({"title": "~"})
+    @example({"title": "line\nline\n\n"})
+    @example({"title": " lead"})
+    @example({"title": "\u2028"})
+    @example({"title": "\ufeffbom"})
+    def round_trip(mapping: dict) -> None:
+        text = yamlfile.dump(mapping)
+        assert "&" not in text.split(":")[0]  # no anchors
+        loaded = yamlfile.load(text.encode("utf-8"))
+        assert loaded == mapping  # exactly: blocks say how their text ends (|, |-, |+)
+
+    round_trip()
 
 
 SLUG = st.text(string.ascii_lowercase + string.digits + "-", min_size=1, max_size=40).filter(
@@ -183,29 +194,38 @@ def event_records(draw) -> Record:
                   f"events/{start.year}/{data['slug']}.yaml")
 
 
-@FAST
-@given(event_records())
-def test_record_file_round_trip(record: Record) -> None:
+@pytest.mark.parametrize("size", ROUND_TRIPS)
+def test_record_file_round_trip(size: int) -> None:
     """to_file -> dump -> load -> from_file gives the same record back."""
-    text = yamlfile.dump(to_file(record))
-    again = from_file("events", yamlfile.load(text.encode()), record.path)
-    assert to_file(again) == to_file(record)
+    @sized(size)
+    @given(event_records())
+    def round_trip(record: Record) -> None:
+        text = yamlfile.dump(to_file(record))
+        again = from_file("events", yamlfile.load(text.encode()), record.path)
+        assert to_file(again) == to_file(record)
+
+    round_trip()
 
 
 
 
-@FAST
-@given(event_records(), st.dictionaries(
-    st.sampled_from(["title", "cost", "excerpt", "description", "featured", "categories"]),
-    st.one_of(TEXT.filter(str.strip), st.booleans(), st.lists(SLUG, max_size=3)), max_size=4))
-def test_comment_keeping_edit_round_trip(record: Record, changes: dict) -> None:
+@pytest.mark.parametrize("size", ROUND_TRIPS)
+def test_comment_keeping_edit_round_trip(size: int) -> None:
     """yamlfile.edit of a commented file gives exactly the edited mapping back."""
-    text = "# kept comment\n" + yamlfile.dump(to_file(record))
-    order = [f.yaml_key for f in EVENTS.fields]
-    edited = yamlfile.edit(text, changes, order)
-    assert edited.startswith("# kept comment\n")
-    expected = {**to_file(record), **changes}
-    assert yamlfile.load(edited.encode()) == expected
+    @sized(size)
+    @given(event_records(), st.dictionaries(
+        st.sampled_from(["title", "cost", "excerpt", "description", "featured", "categories"]),
+        st.one_of(TEXT.filter(str.strip), st.booleans(), st.lists(SLUG, max_size=3)),
+        max_size=4))
+    def round_trip(record: Record, changes: dict) -> None:
+        text = "# kept comment\n" + yamlfile.dump(to_file(record))
+        order = [f.yaml_key for f in EVENTS.fields]
+        edited = yamlfile.edit(text, changes, order)
+        assert edited.startswith("# kept comment\n")
+        expected = {**to_file(record), **changes}
+        assert yamlfile.load(edited.encode()) == expected
+
+    round_trip()
 
 
 def test_edit_keeps_untouched_text_that_yaml_1_2_reads_as_a_number() -> None:

@@ -237,32 +237,37 @@ def fuzz_app(tmp_path_factory: pytest.TempPathFactory, users_master):
     return app, content
 
 
-@settings(max_examples=60, deadline=3000,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(fields=_FIELDS)
-def test_any_form_gives_a_page_and_at_most_one_pending_event(fuzz_app, fields: dict) -> None:
-    app, content = fuzz_app
-    client = app.test_client()
-    before = head(content)
-    started = time.monotonic()
-    data = {**GOOD, **fields}  # a good form with some fields made hostile
-    response = propose(client, **data)
-    assert time.monotonic() - started < 3
-    assert response.status_code in (303, 400), text(response)[:500]
-    event(f"status {response.status_code}")
-    commits = git(content, "rev-list", f"{before}..HEAD").split()
-    assert git(content, "status", "--porcelain") == ""
-    if response.status_code == 400 or fields.get(HONEYPOT):
-        assert commits == []
-        return
-    assert len(commits) == 1
-    changed = [line.split("\t") for line in git(
-        content, "show", "--name-status", "--format=", "HEAD").split("\n") if line]
-    assert all(status == "A" for status, _path in changed)
-    events = [p for _s, p in changed if p.startswith("content/events/")]
-    assert len(events) == 1
-    others = [p for _s, p in changed if not p.startswith("content/events/")]
-    assert all(p.startswith(("content/venues/", "content/organizers/")) for p in others)
-    for path in [p.removeprefix("content/") for p in events + others]:
-        status = yaml.safe_load((content / path).read_text())["status"]
-        assert status == ("pending" if path.startswith("events/") else "draft")
+# Forms drawn: 25 in the default run, 60 under `-m slow`.
+@pytest.mark.parametrize("size", [25, pytest.param(60, marks=pytest.mark.slow)])
+def test_any_form_gives_a_page_and_at_most_one_pending_event(fuzz_app, size: int) -> None:
+    @settings(max_examples=size, deadline=3000,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(fields=_FIELDS)
+    def one_form(fields: dict) -> None:
+        app, content = fuzz_app
+        client = app.test_client()
+        before = head(content)
+        started = time.monotonic()
+        data = {**GOOD, **fields}  # a good form with some fields made hostile
+        response = propose(client, **data)
+        assert time.monotonic() - started < 3
+        assert response.status_code in (303, 400), text(response)[:500]
+        event(f"status {response.status_code}")
+        commits = git(content, "rev-list", f"{before}..HEAD").split()
+        assert git(content, "status", "--porcelain") == ""
+        if response.status_code == 400 or fields.get(HONEYPOT):
+            assert commits == []
+            return
+        assert len(commits) == 1
+        changed = [line.split("\t") for line in git(
+            content, "show", "--name-status", "--format=", "HEAD").split("\n") if line]
+        assert all(status == "A" for status, _path in changed)
+        events = [p for _s, p in changed if p.startswith("content/events/")]
+        assert len(events) == 1
+        others = [p for _s, p in changed if not p.startswith("content/events/")]
+        assert all(p.startswith(("content/venues/", "content/organizers/")) for p in others)
+        for path in [p.removeprefix("content/") for p in events + others]:
+            status = yaml.safe_load((content / path).read_text())["status"]
+            assert status == ("pending" if path.startswith("events/") else "draft")
+
+    one_form()

@@ -228,15 +228,17 @@ _bodies = st.one_of(
 
 
 @given(body=_bodies)
-@settings(max_examples=150, deadline=2000)
+# The bound is this thread's CPU time, not the wall clock: parsing never waits, and on a
+# loaded machine (the suite's other process, other jobs) a wall-clock second flaked.
+@settings(max_examples=150, deadline=None)
 def test_pushed_ref_reads_any_body_or_says_it_cannot(body: bytes) -> None:
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     try:
         ref = pushed_ref(body)
     except ValueError:
         ref = None
     assert ref is None or ref == "" or ref.startswith("refs/")
-    assert time.monotonic() - t0 < 1
+    assert time.thread_time() - t0 < 1
 
 
 def test_signed_hostile_webhooks_never_500(tmp_path: Path, remote: Path) -> None:
