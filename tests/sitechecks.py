@@ -61,7 +61,8 @@ def assert_nu_clean(pages: dict[str, str | Path], folder: Path) -> None:
     passed) where Java is missing."""
     if JAVA is None:
         pytest.skip(NEEDS_JAVA)
-    assert nu_errors(pages, folder) == []
+    errors = nu_errors(pages, folder)
+    assert errors == [], "\n".join(errors)  # a helper module: no assertion rewriting
 
 
 def axe_violations(page, url: str) -> list[str]:
