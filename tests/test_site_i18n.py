@@ -1,6 +1,7 @@
 """The site in the calendar's language (issue 25 item 2): message catalogs complete,
 CLDR dates, times, week start, currencies, address order, <html lang dir>, feeds and
-JSON-LD left machine-readable. Browsers, Nu and axe: test_site_i18n_browser.py."""
+JSON-LD left machine-readable. Browsers: test_site_i18n_browser.py; Nu and axe over
+every kind of page in each language: test_site_quality.py."""
 
 from __future__ import annotations
 

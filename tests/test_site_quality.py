@@ -53,9 +53,10 @@ PAGES = {
     "tag": "tag/live-music/index.html",
     "search": "events/search/index.html",
     "not found": "404.html",
-    # The week of December 13 starts on the 13th (a Sunday) but in Arabic (Egypt's
-    # weeks start on Saturday).
-    "week": "events/week/2026-12-13/index.html | events/week/2026-12-12/index.html",
+    # The week of Sunday, December 13, by the locale's first day: Sunday (en_US),
+    # Saturday (ar_EG), Monday (de, fr).
+    "week": "events/week/2026-12-13/index.html | events/week/2026-12-12/index.html"
+            " | events/week/2026-12-07/index.html",
     "week of the build day": "events/week/index.html",
     "photo": "events/photo/index.html",
     "photo page 2": "events/photo/page/2/index.html",
