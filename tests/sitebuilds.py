@@ -1,0 +1,92 @@
+"""Site builds shared by the site tests: each distinct build once per test process.
+
+`language_sites` is the sample calendar with a few additions (a Berlin venue, a Paris
+one, an event in euros, a canceled December event) built in English, German (from the
+setting), French and Arabic (from `build --locale`). test_site_i18n reads its words,
+test_site_quality and test_site_i18n_browser check its pages with Nu, axe and Chromium.
+Tests that only read a build share it; a test that changes files builds its own."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import pytest
+
+from calendar_app.site import Options, build
+
+REPO = Path(__file__).resolve().parent.parent
+NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
+BASE_URL = "https://example.org/calendar/"
+
+# A venue in Berlin that names no country (so: the locale's), one in Paris, an event
+# there in euros, organised by someone without an e-mail address (named in the .ics).
+EXTRA = {
+    "venues/kulturhaus-neukoelln.yaml": (
+        "id: 950\nname: Kulturhaus Neukölln\nslug: kulturhaus-neukoelln\nstatus: publish\n"
+        "address: Karl-Marx-Straße 141\ncity: Berlin\nzip: '12043'\n"),
+    "venues/salle-oberkampf.yaml": (
+        "id: 951\nname: Salle Oberkampf\nslug: salle-oberkampf\nstatus: publish\n"
+        "address: 12 rue Oberkampf\ncity: Paris\nzip: '75011'\ncountry: Frankreich\n"),
+    "organizers/nachbarschaftschor.yaml": (
+        "id: 952\nname: Nachbarschaftschor\nslug: nachbarschaftschor\nstatus: publish\n"),
+    "events/2026/adventskonzert.yaml": (
+        "id: 953\ntitle: Adventskonzert\nslug: adventskonzert\nstatus: publish\n"
+        "start_date: 2026-12-11 20:00:00\nend_date: 2026-12-11 22:00:00\n"
+        "timezone: Europe/Berlin\nvenue: kulturhaus-neukoelln\n"
+        "organizers:\n  - nachbarschaftschor\ncost: '8'\ncurrency_code: EUR\n"),
+}
+MATINEE = "events/2026/family-film-matinee-december-2026.yaml"
+# language: (locale from calendar.yaml, locale from `build --locale`)
+LANGUAGES = {"en": (None, None), "de": ("de_DE", None), "fr": (None, "fr_FR"),
+             "ar": (None, "ar_EG")}
+# Arabic without a region (weeks from Monday, as CLDR's world region): the layout checks
+# in Chromium were written against it (its month rows end where they did).
+OTHER = {"ar-001": (None, "ar")}
+
+
+def make_content(root: Path, settings: str = "") -> Path:
+    """The sample calendar and EXTRA in root/content, its week's first day left to the
+    locale, `settings` appended to calendar.yaml."""
+    content = root / "content"
+    shutil.copytree(REPO / "content", content)
+    for name, text in EXTRA.items():
+        (content / name).write_text(text, encoding="utf-8")
+    calendar = content / "calendar.yaml"
+    calendar.write_text("".join(line for line in calendar.read_text(encoding="utf-8")
+                                .splitlines(True) if not line.startswith("week_start:"))
+                        + settings, encoding="utf-8")
+    # An event status on one December event: its label shows on its page, the list,
+    # the month grid and its day (test_site_quality looks at that page).
+    matinee = content / MATINEE
+    matinee.write_text(matinee.read_text(encoding="utf-8").replace(
+        "status: publish\n", "status: publish\nevent_status: canceled\n"
+        "event_status_reason: The projector is broken\n", 1), encoding="utf-8")
+    return content
+
+
+def build_in(root: Path, locale: str | None, settings: str = "") -> Path:
+    """make_content(root, settings) built into root/public in `locale`."""
+    report = build(Options(content=make_content(root, settings), out=root / "public",
+                           now=NOW, base_url=BASE_URL, cache_dir=root / "cache",
+                           progress=False, locale=locale))
+    assert report.written and not report.problems, report.problems
+    return root / "public"
+
+
+_built: dict[str, Path] = {}
+
+
+def language_site(factory: pytest.TempPathFactory, language: str) -> Path:
+    """The calendar built in `language` (a key of LANGUAGES or OTHER), once per test process."""
+    if language not in _built:
+        setting, option = (LANGUAGES | OTHER)[language]
+        root = factory.mktemp(f"site-{language}")
+        _built[language] = build_in(root, option, f"locale: {setting}\n" if setting else "")
+    return _built[language]
+
+
+def language_sites(factory: pytest.TempPathFactory,
+                   languages: tuple[str, ...] = tuple(LANGUAGES)) -> dict[str, Path]:
+    return {language: language_site(factory, language) for language in languages}
