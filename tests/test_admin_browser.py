@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import NOW, SIGN_IN_PASSWORD, make_repo
-from test_site_quality import assert_nu_clean
+from sitechecks import assert_nu_clean
 from werkzeug.serving import make_server
 
 from calendar_app.http.app import create_app
