@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import shutil
 import tracemalloc
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLE, site_options
 
+from calendar_app.catalog import lists
 from calendar_app.site import Builder, memo
 from calendar_app.site.memo import Recent
 
 EVENTS = 60  # added to the sample's 57: outputs enough to see growth per page
 LIMIT = 8  # Recent's size in these builds: far fewer than the events
+ITEMS = 16  # list items (API representations) kept by catalog/lists.py in the reference build
 
 
 def test_recent_keeps_the_most_recently_used() -> None:
@@ -65,11 +68,22 @@ def test_memory_flat_in_pages_and_outputs_unchanged(
         content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Unbounded first (every event's representation kept, as before), as reference.
     monkeypatch.setattr(memo, "RECENT_LIMIT", 10**9)
+    # ... but few list items (catalog/lists.py): dropped ones are made again, same bytes.
+    monkeypatch.setattr(lists, "MAX_ITEMS", ITEMS)
+    represent, items_held = lists._represent, []
+
+    def watched(q, chunk):
+        made = represent(q, chunk)
+        items_held.append(len(q.ctx.view.derive("list-items", OrderedDict)))
+        return made
+    monkeypatch.setattr(lists, "_represent", watched)
     whole = _builder(content, tmp_path / "whole", tmp_path / "cache-whole")
     assert not whole.build().problems
     whole_model = whole._last.model
     assert len(whole_model.api_bodies) > EVENTS
+    assert len(items_held) > 10 and max(items_held) == ITEMS  # reached and held
 
+    monkeypatch.undo()  # the shipped list-items bound for the measured build
     monkeypatch.setattr(memo, "RECENT_LIMIT", LIMIT)
     builder = _builder(content, tmp_path / "small", tmp_path / "cache-small")
     render = builder._render_one
@@ -103,12 +117,17 @@ def test_memory_flat_in_pages_and_outputs_unchanged(
     model = builder._last.model
     for cache in (model.bodies, model.api_bodies, model.snapshots):
         assert 0 < len(cache) <= LIMIT
+    # Each event's rendered list items (render.cached_item) only for the recent events.
+    assert 0 < len(builder.env.globals["items_kept"]) <= LIMIT
+    assert 0 < sum(1 for e in model.events if e.items) <= LIMIT
+    assert sum(1 for e in whole_model.events if e.items) > LIMIT  # as before: every event
     (first, low), (last, high) = seen
     per_thousand = (high - low) * 1000 / (last - first)
     # Measured at 60 events: 7.6 MB per 1,000 outputs with every representation kept,
-    # 4.6 MB now (traced from the first mark on, as here: 6.9 and 4.7). What is left
-    # fills caches with bounds of their own (the list snapshots' 512 answers and 20,000
-    # items, catalog/lists.py; lru_caches) and a few KB per event kept for the next
-    # build (VEVENTs, Markdown renderings, list items).
-    assert per_thousand < 6_000_000, f"{per_thousand / 1e6:.1f} MB per 1,000 outputs"
+    # 4.6 MB with those bounded (traced from the first mark on, as here: 6.9 and 4.7), and
+    # less with each event's list items bounded too. What is left fills caches with bounds
+    # of their own (the list snapshots' 512 answers and 4,096 items, catalog/lists.py;
+    # lru_caches) and a few KB per event kept for the next build (VEVENTs, Markdown
+    # renderings: the Stash).
+    assert per_thousand < 5_000_000, f"{per_thousand / 1e6:.1f} MB per 1,000 outputs"
     assert _files(tmp_path / "small") == _files(tmp_path / "whole")

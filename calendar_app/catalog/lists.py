@@ -40,6 +40,7 @@ Our decisions where the plugin differs or has nothing (design.md, spec §7):
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import math
@@ -459,14 +460,15 @@ def select_ids(ctx: Context, resource: Resource, raw: dict) -> list[int]:
 
 # Items embed what their reader may read: kept per version, keyed by who asks. Rendering
 # an event (Markdown, sanitizing, linked records) costs ~10 ms, and the same events
-# recur across pages, filters and callers.
-MAX_ITEMS = 20000
+# recur across pages, filters and callers. The most recently used are kept (a static
+# build asks for every event once or twice in turn: 20,000 kept held hundreds of MB).
+MAX_ITEMS = 4096
 
 
 def _represent(q: Query, chunk: list[int]) -> list[dict]:
     ctx = q.ctx
     rep, view = ctx.rep, ctx.view
-    items: dict = view.derive("list-items", dict)  # type: ignore[assignment]
+    items: OrderedDict = view.derive("list-items", OrderedDict)  # type: ignore[assignment]
     head = (rep.site_url, rep.rest_root, caller(ctx.user))
     out = []
     for rid in chunk:
@@ -475,10 +477,12 @@ def _represent(q: Query, chunk: list[int]) -> list[dict]:
         if item is None:
             record = view.records.get(rid) or occurrences.of(
                 view, ctx.reader.site_now().date()).get(rid)
-            item = rep.represent(record)
+            item = items[key] = rep.represent(record)
             if len(items) > MAX_ITEMS:
-                items.clear()
-            items[key] = item
+                items.popitem(last=False)
+        else:
+            with contextlib.suppress(KeyError):  # another thread may just have dropped it
+                items.move_to_end(key)
         out.append(item)
     return out
 

@@ -93,9 +93,11 @@ class Recent(OrderedDict):
     dropped is made again, with the same content, if a later output asks for it.
     """
 
-    def __init__(self, limit: int | None = None) -> None:
+    def __init__(self, limit: int | None = None,
+                 dropped: Callable[[Any], object] | None = None) -> None:
         super().__init__()
         self.limit = limit or RECENT_LIMIT
+        self.dropped = dropped  # told of each value the limit pushes out
 
     def get(self, key: Any, default: Any = None) -> Any:
         found = super().get(key, default)
@@ -107,4 +109,6 @@ class Recent(OrderedDict):
         super().__setitem__(key, value)
         self.move_to_end(key)
         if len(self) > self.limit:
-            self.popitem(last=False)
+            _, value = self.popitem(last=False)
+            if self.dropped is not None:
+                self.dropped(value)

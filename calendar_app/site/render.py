@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from ..model import dates
 from ..model.settings import DEFAULT_SETTINGS
-from . import paths
+from . import memo, paths
 from .calendar_links import event_links, subscribe_links
 from .i18n import Regional
 from .model import EventView
@@ -40,6 +40,9 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     env.filters.update(url=_url, iso=iso_moment)
     env.globals.update(page_links=page_links, cached_item=cached_item,
                        rendered_once=rendered_once, event_links=event_links)
+    # The events whose list items are kept (cached_item): each event's items are a few
+    # KB, kept for every event they grew the builder and each worker with every page.
+    env.globals["items_kept"] = memo.Recent(dropped=_forget_items)
     install_locale(env, Regional(DEFAULT_SETTINGS["locale"]))
     return env
 
@@ -128,6 +131,7 @@ def cached_item(ctx, event: EventView, heading: str, macro) -> Markup:
     """
     # Not keyed by the macro: each render imports _macros.html afresh, and templates
     # do not change within a build (a change rebuilds all, with new views).
+    ctx.environment.globals["items_kept"][id(event)] = event
     link = _url(ctx, event.path)
     key = (heading, link)
     found = event.items.get(key)
@@ -137,6 +141,11 @@ def cached_item(ctx, event: EventView, heading: str, macro) -> Markup:
         if heading not in event.items and _movable(found, link):
             event.items[heading] = (link, found)
     return found
+
+
+def _forget_items(event: EventView) -> None:
+    """An event out of the recent ones: its items are made again if a page asks."""
+    event.items.clear()
 
 
 def _derived(items: dict, heading: str, link: str) -> Markup | None:
