@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import itertools
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markupsafe import Markup
 
 from calendar_app.model import markup
@@ -65,6 +69,53 @@ def test_a_forked_worker_freezes_what_it_inherited() -> None:
     assert counts[0::2] == [before] * 3  # the parent's share: nothing frozen here
     assert all(count > 0 for count in counts[1::2])  # the child's
     assert gc.get_freeze_count() == before
+
+
+def _pid_after(seconds: float):
+    def render(item: int) -> tuple[int, int]:
+        time.sleep(seconds)
+        return item, os.getpid()
+    return render
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (not on Windows)")
+def test_pulled_runs_end_together_and_keep_the_order() -> None:
+    """Items are taken in runs by whichever process is free: results in the items'
+    order, each item once, both processes busy, the child's caches merged."""
+    merged: list = []
+    steps: list[int] = []
+    items = list(range(300))
+    # The parent's items cost nothing: with fixed shares the child would do half.
+    out = parallel.run_pulled(items, _pid_after(0.0005), workers=2,
+                              collect=lambda: os.getpid(), merge=merged.append,
+                              step=steps.append)
+    assert [item for item, _ in out] == items
+    pids = [pid for _, pid in out]
+    assert os.getpid() in pids and merged and merged[0] in pids and len(set(pids)) == 2
+    assert sum(steps) == len(items)
+    # Runs of 64 neighbours: an event's outputs sit together (few process switches).
+    switches = sum(1 for a, b in itertools.pairwise(pids) if a != b)
+    assert switches <= len(items) // 64
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (not on Windows)")
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=0, max_value=700), st.integers(min_value=1, max_value=3))
+def test_pulled_runs_any_count(count: int, workers: int) -> None:
+    items = list(range(count))
+    assert parallel.run_pulled(items, lambda i: i * 2, workers=workers) == [2 * i for i in items]
+
+
+def _fail_at(item: int) -> int:
+    if item == 150:
+        raise ValueError("boom")
+    return item
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (not on Windows)")
+def test_a_failing_pulled_item_fails_the_run() -> None:
+    with pytest.raises((ValueError, RuntimeError)):
+        parallel.run_pulled(list(range(400)), _fail_at, workers=2)
 
 
 def _build(content: Path, out: Path, cache: Path) -> Builder:

@@ -417,36 +417,45 @@ def test_watch_edits_match_a_full_build(tmp_path: Path) -> None:
 
 
 def test_parallel_build_matches_one_process(tmp_path: Path, monkeypatch) -> None:
-    """Large builds fork: outputs dealt out by event, then the feeds dealt out by
-    size. The bytes are those of a build in one process."""
+    """Large builds fork: outputs taken in runs by whichever process is free, then
+    the feeds dealt out by size. The bytes are those of a build in one process."""
     from calendar_app.site import builder as builder_module
     from calendar_app.store import parallel
 
     content = copy_sample(tmp_path / "content")
     build(make_options(content, tmp_path / "one", tmp_path / "one-cache"))
     calls: list[tuple[int, int]] = []
-    run = parallel.run
+    pulled: list[tuple[int, int]] = []
+    run, run_pulled = parallel.run, parallel.run_pulled
 
     def counting(items, *args, **kwargs):
         calls.append((len(items), kwargs.get("workers", 1)))
         return run(items, *args, **kwargs)
+
+    def counting_pulled(items, render, workers, *args):
+        pulled.append((len(items), workers))
+        return run_pulled(items, render, workers, *args)
     monkeypatch.setattr(parallel, "run", counting)
+    monkeypatch.setattr(parallel, "run_pulled", counting_pulled)
     monkeypatch.setattr(builder_module, "PARALLEL_MIN", 1)
     for out in ("cold", "warm"):  # the second with the first one's caches
         builder = Builder(make_options(content, tmp_path / out, tmp_path))
         builder.workers = 2
         try:
             calls.clear()
-            builder.build()
+            pulled.clear()
+            report = builder.build()
         finally:
             builder.close()
         assert tree_bytes(tmp_path / out) == tree_bytes(tmp_path / "one"), out
         # Feeds, and the months' and days' exports (made of the same VEVENTs).
         feeds = sum(1 for name in ("calendar.ics", "events.ics")
                     for _ in (tmp_path / "one").rglob(name))
-        # Every output but the feeds, then the feeds (dealt out by size, also when
-        # warm: all in one process made warm builds slower than cold ones).
-        assert [n for n, workers in calls if workers == 2][1:] == [feeds], calls
+        # Every output but the feeds, pulled by two processes, then the feeds (dealt
+        # out by size, also when warm: all in one process made warm builds slower).
+        outputs = len(report.written) + report.unchanged
+        assert pulled == [(outputs - feeds, 2)], (pulled, outputs)
+        assert [n for n, workers in calls if workers == 2][-1] == feeds, calls
 
 
 def test_watch_rebuilds_on_save(tmp_path: Path) -> None:

@@ -282,12 +282,16 @@ class Builder:
         after = [item for item in todo if item[0].kind == "ics-feed"]
         workers = self.workers if len(early) >= PARALLEL_MIN else 1
         results = []
-        for share, place in ((early, placement.place),
-                             (after, placement.balanced(after, workers))):
+        for share, place in ((early, None), (after, placement.balanced(after, workers))):
             self._vevents_before = dict(self.vevents.data) if self.vevents.loaded else {}
-            results += parallel.run(share, self._render_one, place, workers=workers,
-                                    collect=self._made_here, merge=self._merge_made,
-                                    step=progress.step)
+            if place is None:  # taken as each process is free: they end together
+                results += parallel.run_pulled(share, self._render_one, workers,
+                                               self._made_here, self._merge_made,
+                                               progress.step)
+            else:
+                results += parallel.run(share, self._render_one, place, workers=workers,
+                                        collect=self._made_here, merge=self._merge_made,
+                                        step=progress.step)
         self.renderings.update(markup.learned())
         stored = {}
         for (output, sig), (digest, written, warning, kept) in zip(early + after, results):

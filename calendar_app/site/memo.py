@@ -87,7 +87,7 @@ class Recent(OrderedDict):
     """A dict that keeps only its `limit` most recently used entries.
 
     A build asks for an event's representation from its page, its .ics and its JSON
-    files, which are rendered one after another (placement.py, outputs by first
+    files, which are rendered one after another (Builder._render_and_write: outputs by first
     record): keeping every event's for the whole build grew the builder and each
     render worker by tens of KB per event (3.7 GiB at 100,000 events). An entry
     dropped is made again, with the same content, if a later output asks for it.

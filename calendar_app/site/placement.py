@@ -1,20 +1,11 @@
-"""Which worker process renders each output of a build (store/parallel.py runs them)."""
+"""Which worker process renders each feed of a build (store/parallel.py runs them;
+the other outputs are taken by whichever process is free, `parallel.run_pulled`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from .plan import Output
-
-
-def place(item: tuple[Output, str], workers: int) -> int:
-    """The process that renders an output. Outputs go by the first record they show,
-    so an event's page, `.ics` and JSON snapshots are made in the same process (one
-    Markdown conversion per description, thanks to markup's cache)."""
-    output = item[0]
-    if output.kind == "json-list":
-        return 0  # with the single snapshots of the same events
-    return (output.deps[0] if output.deps else hash(output.path)) % workers
 
 
 def balanced(items: list[tuple[Output, str]],
