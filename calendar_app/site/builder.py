@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -596,9 +595,3 @@ def build(options: Options) -> Report:
         return builder.build()
     finally:
         builder.close()
-
-
-def print_problems(report: Report, content: Path, stream: TextIO = sys.stderr) -> None:
-    stream.writelines(f"warning: {w}\n" for w in report.warnings)
-    stream.writelines(f"{content / problem.path}:{problem.line}: {problem.message}\n"
-                     if problem.line else f"{content / problem.path}: {problem.message}\n" for problem in report.problems)

@@ -6,12 +6,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from ..model.settings import locale_problem
 from ..store.starter import BUNDLED_CONTENT
 from . import safety
-from .builder import DEFAULT_OUT, LOCALHOST_URL, Builder, Options, Report, print_problems
+from .builder import DEFAULT_OUT, LOCALHOST_URL, Builder, Options, Report
 
 LOCAL_CONTENT = "content"  # the content tree when none is named: ./content
 
@@ -132,3 +132,10 @@ def exit_now(status: int) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
+
+
+def print_problems(report: Report, content: Path, stream: TextIO = sys.stderr) -> None:
+    stream.writelines(f"warning: {w}\n" for w in report.warnings)
+    stream.writelines(f"{content / problem.path}:{problem.line}: {problem.message}\n"
+                      if problem.line else f"{content / problem.path}: {problem.message}\n"
+                      for problem in report.problems)
