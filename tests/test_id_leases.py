@@ -159,14 +159,36 @@ def test_cut_off_instance_uses_its_block_then_refuses(bare: Path, tmp_path: Path
 def test_restart_resumes_the_block_and_never_repeats_an_id(bare: Path,
                                                          tmp_path: Path) -> None:
     repo = clone(bare, tmp_path / "a")
-    first = IdLeases(repo, "origin", block_size=10)
+    first = IdLeases(repo, "origin", block_size=10, step=2)
     assert [first.allocate(HIGHEST, free_of(set())) for _ in range(3)] == [
         153, 154, 155]
-    again = IdLeases(repo, "origin", block_size=10)  # a new process on the same clone
-    # 155 is no longer in the tree (deleted), yet it was handed out once: never again.
-    assert again.allocate(HIGHEST, free_of(set())) == 156
+    assert first.current() == (157, 162)  # 155-156 reserved, saved before 155 was used
+    again = IdLeases(repo, "origin", block_size=10, step=2)  # a new process, same clone
+    # 155 is no longer in the tree (deleted), yet it was handed out once: never again;
+    # 156 was reserved by the first process and is skipped.
+    assert again.allocate(HIGHEST, free_of(set())) == 157
     assert again.lease_attempts == 0
-    assert again.current() == (157, 162)
+    assert again.current() == (159, 162)
+
+
+def test_restarts_never_repeat_an_id_and_save_once_per_step(bare: Path,
+                                                            tmp_path: Path) -> None:
+    repo = clone(bare, tmp_path / "a")
+    given_out: list[int] = []
+    saves = blocks = 0
+    # (ids, step) per process life: every restart is a new object on the same state.
+    for count, step in [(5, 4), (1, 16), (23, 16), (7, 3), (40, 16), (2, 1)]:
+        leases = IdLeases(repo, "origin", block_size=10, step=step)
+        given_out += [leases.allocate(HIGHEST, free_of(set())) for _ in range(count)]
+        saves += leases.durable_saves
+        blocks += leases.lease_attempts
+        assert leases.durable_saves <= -(-count // step) + leases.lease_attempts
+    assert len(given_out) == len(set(given_out))
+    assert given_out == sorted(given_out)  # one process at a time: in order
+    # Every run stays inside its block: each id is in a block leased to this clone.
+    held = read_leases(bare)
+    assert all(any(i in x for x in held) for i in given_out)
+    assert saves < len(given_out)
     assert len({x.instance for x in read_leases(bare)}) == 1
 
 
