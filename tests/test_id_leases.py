@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 import json
 import multiprocessing
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -363,3 +365,40 @@ def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Pat
     git(editor, "switch", "-q", "main")
     assert _run_cli(editor, "check", "content", "--against", "origin/main"
                     ).returncode == 0
+
+
+def _allocate_forever(repo: str, out) -> None:
+    leases = IdLeases(Path(repo), "origin", block_size=50, step=16)
+    while True:  # each id reported as it is handed out, as a 201 would answer it
+        out.put(leases.allocate(HIGHEST, free_of(set())))
+
+
+def test_sigkill_mid_burst_then_restart_never_repeats_an_id(bare: Path,
+                                                            tmp_path: Path) -> None:
+    repo = clone(bare, tmp_path / "a")
+    ctx = multiprocessing.get_context("fork")
+    answered: list[int] = []
+    for _ in range(2):
+        out = ctx.Queue()
+        proc = ctx.Process(target=_allocate_forever, args=(str(repo), out))
+        proc.start()
+        answered += [out.get(timeout=60) for _ in range(21)]  # mid-run, mid-block
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(timeout=30)
+        while not out.empty():
+            answered.append(out.get())
+    after = IdLeases(repo, "origin", block_size=50, step=16)
+    answered += [after.allocate(HIGHEST, free_of(set())) for _ in range(5)]
+    assert len(answered) == len(set(answered))
+
+
+def test_a_forked_worker_never_reuses_its_parents_run(bare: Path, tmp_path: Path) -> None:
+    leases = IdLeases(clone(bare, tmp_path / "a"), "origin", block_size=50, step=16)
+    assert leases.allocate(HIGHEST, free_of(set())) == 153  # run 153-168 held in memory
+    out = multiprocessing.get_context("fork").Queue()
+    child = multiprocessing.get_context("fork").Process(
+        target=lambda: out.put(leases.allocate(HIGHEST, free_of(set()))))
+    child.start()
+    assert out.get(timeout=60) == 169  # a run of its own, not the parent's 154
+    child.join(timeout=30)
+    assert leases.allocate(HIGHEST, free_of(set())) == 154
