@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 import json
 import multiprocessing
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -159,14 +161,36 @@ def test_cut_off_instance_uses_its_block_then_refuses(bare: Path, tmp_path: Path
 def test_restart_resumes_the_block_and_never_repeats_an_id(bare: Path,
                                                          tmp_path: Path) -> None:
     repo = clone(bare, tmp_path / "a")
-    first = IdLeases(repo, "origin", block_size=10)
+    first = IdLeases(repo, "origin", block_size=10, step=2)
     assert [first.allocate(HIGHEST, free_of(set())) for _ in range(3)] == [
         153, 154, 155]
-    again = IdLeases(repo, "origin", block_size=10)  # a new process on the same clone
-    # 155 is no longer in the tree (deleted), yet it was handed out once: never again.
-    assert again.allocate(HIGHEST, free_of(set())) == 156
+    assert first.current() == (157, 162)  # 155-156 reserved, saved before 155 was used
+    again = IdLeases(repo, "origin", block_size=10, step=2)  # a new process, same clone
+    # 155 is no longer in the tree (deleted), yet it was handed out once: never again;
+    # 156 was reserved by the first process and is skipped.
+    assert again.allocate(HIGHEST, free_of(set())) == 157
     assert again.lease_attempts == 0
-    assert again.current() == (157, 162)
+    assert again.current() == (159, 162)
+
+
+def test_restarts_never_repeat_an_id_and_save_once_per_step(bare: Path,
+                                                            tmp_path: Path) -> None:
+    repo = clone(bare, tmp_path / "a")
+    given_out: list[int] = []
+    saves = blocks = 0
+    # (ids, step) per process life: every restart is a new object on the same state.
+    for count, step in [(5, 4), (1, 16), (23, 16), (7, 3), (40, 16), (2, 1)]:
+        leases = IdLeases(repo, "origin", block_size=10, step=step)
+        given_out += [leases.allocate(HIGHEST, free_of(set())) for _ in range(count)]
+        saves += leases.durable_saves
+        blocks += leases.lease_attempts
+        assert leases.durable_saves <= -(-count // step) + leases.lease_attempts
+    assert len(given_out) == len(set(given_out))
+    assert given_out == sorted(given_out)  # one process at a time: in order
+    # Every run stays inside its block: each id is in a block leased to this clone.
+    held = read_leases(bare)
+    assert all(any(i in x for x in held) for i in given_out)
+    assert saves < len(given_out)
     assert len({x.instance for x in read_leases(bare)}) == 1
 
 
@@ -341,3 +365,40 @@ def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Pat
     git(editor, "switch", "-q", "main")
     assert _run_cli(editor, "check", "content", "--against", "origin/main"
                     ).returncode == 0
+
+
+def _allocate_forever(repo: str, out) -> None:
+    leases = IdLeases(Path(repo), "origin", block_size=50, step=16)
+    while True:  # each id reported as it is handed out, as a 201 would answer it
+        out.put(leases.allocate(HIGHEST, free_of(set())))
+
+
+def test_sigkill_mid_burst_then_restart_never_repeats_an_id(bare: Path,
+                                                            tmp_path: Path) -> None:
+    repo = clone(bare, tmp_path / "a")
+    ctx = multiprocessing.get_context("fork")
+    answered: list[int] = []
+    for _ in range(2):
+        out = ctx.Queue()
+        proc = ctx.Process(target=_allocate_forever, args=(str(repo), out))
+        proc.start()
+        answered += [out.get(timeout=60) for _ in range(21)]  # mid-run, mid-block
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(timeout=30)
+        while not out.empty():
+            answered.append(out.get())
+    after = IdLeases(repo, "origin", block_size=50, step=16)
+    answered += [after.allocate(HIGHEST, free_of(set())) for _ in range(5)]
+    assert len(answered) == len(set(answered))
+
+
+def test_a_forked_worker_never_reuses_its_parents_run(bare: Path, tmp_path: Path) -> None:
+    leases = IdLeases(clone(bare, tmp_path / "a"), "origin", block_size=50, step=16)
+    assert leases.allocate(HIGHEST, free_of(set())) == 153  # run 153-168 held in memory
+    out = multiprocessing.get_context("fork").Queue()
+    child = multiprocessing.get_context("fork").Process(
+        target=lambda: out.put(leases.allocate(HIGHEST, free_of(set()))))
+    child.start()
+    assert out.get(timeout=60) == 169  # a run of its own, not the parent's 154
+    child.join(timeout=30)
+    assert leases.allocate(HIGHEST, free_of(set())) == 154
