@@ -50,14 +50,17 @@ def test_right_to_left_pages_are_laid_out_from_the_right(sites: dict[str, Path],
             page.goto((sites[language] / "events/month/2026-12/index.html").as_uri())
             first, last = box(page, "thead th:first-child"), box(page, "thead th:last-child")
             assert (first["x"] > last["x"]) is rtl
-            # A bar going on into the next week row (the ten-day festival) reaches the
-            # end of the row: the left in Arabic.
+            # Every bar going on into the next week row (the ten-day festival) reaches
+            # the end of its row, the left in Arabic: the last cell's inner edge (bars
+            # sit within the cells' padding, as in left-to-right pages).
             if rtl:
                 page.goto((sites[language] / "events/month/2027-01/index.html").as_uri())
-                bar = box(page, ".bar.continues")
-                cell = page.locator(".bar.continues").first.evaluate(
-                    "e => e.closest('td').getBoundingClientRect().left")
-                assert bar["x"] <= cell + 1
+                gaps = page.locator(".bar.continues").evaluate_all("""bars => bars.map(e => {
+                    const end = e.closest('tr').lastElementChild, style = getComputedStyle(end);
+                    return e.getBoundingClientRect().left - end.getBoundingClientRect().left
+                        - parseFloat(style.paddingLeft) - parseFloat(style.borderLeftWidth);
+                })""")
+                assert gaps and all(gap <= 1 for gap in gaps), gaps
         for width, suffix in ((1280, "desktop"), (390, "phone")):
             page.set_viewport_size({"width": width, "height": 900})
             for name, path in (("home", "index.html"),
