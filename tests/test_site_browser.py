@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+import sitebuilds
 
 
 def open_page(browser, url: str, width: int):
@@ -35,9 +36,9 @@ def open_page(browser, url: str, width: int):
     ("embed/list/index.html", [r'<ol class="embed-list">']),
     ("embed/month/2026-12/index.html", [r'<table class="embed-month">']),
 ])
-def test_pages_render_in_chromium(sample_site: Path, browser, tmp_path: Path, path: str,
-                                  checks: list[str]) -> None:
-    url = (sample_site / path).as_uri()
+def test_pages_render_in_chromium(tmp_path_factory: pytest.TempPathFactory, browser,
+                                  tmp_path: Path, path: str, checks: list[str]) -> None:
+    url = (sitebuilds.sample_site(tmp_path_factory) / path).as_uri()
     name = path.replace("/", "_").removesuffix("_index.html")
     for width, suffix in ((1280, "desktop"), (390, "phone")):
         page, problems = open_page(browser, url, width)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import datetime as dt
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import sitebuilds
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
@@ -20,8 +20,8 @@ BUILT = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture(scope="module")
-def site(sample_site: Path) -> Path:
-    return sample_site  # built at conftest.NOW, which is BUILT
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sitebuilds.sample_site(tmp_path_factory)  # built at conftest.NOW, which is BUILT
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def test_nightly_rebuild_example_builds(tmp_path: Path) -> None:
     steps = workflow["jobs"]["build"]["steps"]
     command = shlex.split(next(s["run"] for s in steps if s.get("name") == "Build the site"))
     assert command[:2] == ["calendar-app", "build"]
-    shutil.copytree(REPO / "content", tmp_path / "content")
+    sitebuilds.small_sample(tmp_path / "content")  # the step is checked, not the size
     result = subprocess.run([sys.executable, "-m", "calendar_app", *command[1:]],
                             cwd=tmp_path, capture_output=True, text=True, timeout=300,
                             check=False)
