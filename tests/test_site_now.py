@@ -24,24 +24,33 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return sitebuilds.sample_site(tmp_path_factory)  # built at conftest.NOW, which is BUILT
 
 
+@pytest.fixture(scope="module")
+def tokyo(browser):
+    """One browser context for the module (a context costs more than its pages), in a
+    zone that is not the calendar's."""
+    context = browser.new_context(timezone_id="Asia/Tokyo")
+    yield context
+    context.close()
+
+
 @pytest.fixture
-def read_at(browser):
-    """Open a built page in a browser whose clock says `moment`."""
-    contexts = []
+def read_at(tokyo):
+    """Open a built page in a tab whose clock says `moment` (the context's clock: each
+    tab is read before the next one sets it)."""
+    tabs = []
     errors: list[str] = []
 
     def open_page(site: Path, path: str, moment: dt.datetime):
-        context = browser.new_context(timezone_id="Asia/Tokyo")  # not the calendar's zone
-        contexts.append(context)
-        tab = context.new_page()
+        tab = tokyo.new_page()
+        tabs.append(tab)
         tab.on("pageerror", lambda exc: errors.append(str(exc)))
         tab.clock.set_fixed_time(moment)
         tab.goto((site / path).as_uri())
         return tab
 
     yield open_page
-    for context in contexts:
-        context.close()
+    for tab in tabs:
+        tab.close()
     assert errors == []
 
 
