@@ -14,6 +14,7 @@ from conftest import CRAFTED_EVENT as EVENT
 from conftest import git, make_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sitebuilds import small_sample
 
 from calendar_app.editorial import register
 from calendar_app.model import dates, hints
@@ -230,7 +231,7 @@ def test_a_build_without_url_warns_once(tmp_path: Path, capsys, monkeypatch) -> 
     from calendar_app.cli import main
 
     monkeypatch.chdir(tmp_path)
-    content = make_repo(tmp_path)
+    content = small_sample(tmp_path / "content")  # the warning is checked, not the size
     settings = content / "calendar.yaml"
     settings.write_text("\n".join(line for line in settings.read_text().splitlines()
                                   if not line.startswith("url:")) + "\n")
