@@ -1,4 +1,5 @@
-"""Site builds shared by the site tests: each distinct build once per test process.
+"""Site builds shared by the site tests: each distinct build once per run, read by
+every test process (`shared`).
 
 `language_sites` is the sample calendar with a few additions (a Berlin venue, a Paris
 one, an event in euros, a canceled December event) built in English, German (from the
@@ -9,7 +10,10 @@ Tests that only read a build share it; a test that changes files builds its own.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
+import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -78,15 +82,72 @@ def build_in(root: Path, locale: str | None, settings: str = "") -> Path:
 _built: dict[str, Path] = {}
 
 
+def shared_root(factory: pytest.TempPathFactory) -> Path:
+    """A folder all the test processes of one run share: under xdist, beside the
+    workers' own temporary folders (the run's folder, new for every run); else this
+    process's own."""
+    base = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    (base / "shared-builds").mkdir(exist_ok=True)
+    return base / "shared-builds"
+
+
+def shared(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], Path]) -> Path:
+    """What `make(folder)` returns, made once per run for every test process: the first
+    process to ask makes it under a lock, the others wait and read it (read only).
+    Each process of `pytest -n 2` used to build the same sites for itself."""
+    if name not in _built:
+        root = shared_root(factory)
+        with (root / f"{name}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            done = root / f"{name}.done"
+            if not done.exists():
+                folder = root / name
+                shutil.rmtree(folder, ignore_errors=True)  # a maker that failed before
+                folder.mkdir()
+                done.write_text(str(make(folder).relative_to(root)), encoding="utf-8")
+            _built[name] = root / done.read_text(encoding="utf-8")
+    return _built[name]
+
+
+def sample_site(factory: pytest.TempPathFactory) -> Path:
+    """The sample calendar built as conftest's `sample_site` builds it (today is NOW),
+    once per run (`shared`)."""
+    from conftest import build_sample_site
+
+    return shared(factory, "sample", build_sample_site)
+
+
 def language_site(factory: pytest.TempPathFactory, language: str) -> Path:
-    """The calendar built in `language` (a key of LANGUAGES or OTHER), once per test process."""
-    if language not in _built:
-        setting, option = (LANGUAGES | OTHER)[language]
-        root = factory.mktemp(f"site-{language}")
-        _built[language] = build_in(root, option, f"locale: {setting}\n" if setting else "")
-    return _built[language]
+    """The calendar built in `language` (a key of LANGUAGES or OTHER), once per run."""
+    setting, option = (LANGUAGES | OTHER)[language]
+    return shared(factory, f"site-{language}", lambda root: build_in(
+        root, option, f"locale: {setting}\n" if setting else ""))
 
 
 def language_sites(factory: pytest.TempPathFactory,
                    languages: tuple[str, ...] = tuple(LANGUAGES)) -> dict[str, Path]:
     return {language: language_site(factory, language) for language in languages}
+
+
+# The sample's events a small calendar keeps: December 2026 (the sing-along, a
+# two-day market, a canceled matinee...) and two January jazz nights. Its venues,
+# organizers, categories, tags and images are all kept, so every kind of page is made.
+SMALL_EVENTS = ("events/2026/", "events/2027/jazz-night-january-2027.yaml",
+                "events/2027/jazz-night-february-2027.yaml")
+
+
+def small_sample(target: Path) -> Path:
+    """A copy of the sample calendar in `target` with only SMALL_EVENTS: for build tests
+    whose checks do not depend on the calendar's size (a build of it costs a fifth of
+    the sample's)."""
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        relative = Path(folder).relative_to(REPO / "content").as_posix()
+        if not relative.startswith("events"):
+            return []
+        return [name for name in names if name.endswith(".yaml") and not any(
+            f"{relative}/{name}".startswith(kept) for kept in SMALL_EVENTS)]
+
+    shutil.copytree(REPO / "content", target, ignore=ignore)
+    return target

@@ -80,6 +80,13 @@ def look(page, name: str, seen: dict[str, str]) -> None:
         page.set_viewport_size({"width": 1280, "height": 900})
 
 
+# Slow: a dozen pages through axe and Java. The quick run keeps its guarantees in
+# test_admin_i18n_browser (the same templates and scripts in Chromium: the rule preview,
+# the likely-duplicate note, axe and Nu on the events list, an event's form, the new
+# event form, the queue) and in process in test_admin_pages (a new venue with its
+# event in one commit, the duplicate warning, the preview equal to the interface, the
+# stale edit's conflict keeping the input).
+@pytest.mark.slow
 def test_sign_in_create_with_new_venue_rule_preview_and_conflict(browser, servers, seen,
                                                                  tmp_path):
     server = servers[0]

@@ -6,17 +6,30 @@ import re
 from pathlib import Path
 
 import pytest
+import sitebuilds
 
 
-def open_page(browser, url: str, width: int):
-    """The page at `url` in a fresh tab `width` pixels wide, loaded, with everything it
-    reported on the console, threw, or failed to load (each one a problem)."""
-    page = browser.new_page(viewport={"width": width, "height": 1600})
+@pytest.fixture(scope="module")
+def tab(browser):
+    """One tab for the module (a new one costs a browser context), and everything it
+    reported on the console, threw, or failed to load since the last navigation."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1600})
     problems: list[str] = []
     page.on("console", lambda message: problems.append(f"console {message.type}: "
                                                         f"{message.text}"))
     page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
     page.on("requestfailed", lambda request: problems.append(f"failed: {request.url}"))
+    yield page, problems
+    page.close()
+
+
+def open_page(tab, url: str, width: int):
+    """The page at `url` loaded afresh in the module's tab, `width` pixels wide; the
+    problems list emptied first."""
+    page, problems = tab
+    page.goto("about:blank")
+    problems.clear()
+    page.set_viewport_size({"width": width, "height": 1600})
     page.goto(url)
     return page, problems
 
@@ -35,19 +48,16 @@ def open_page(browser, url: str, width: int):
     ("embed/list/index.html", [r'<ol class="embed-list">']),
     ("embed/month/2026-12/index.html", [r'<table class="embed-month">']),
 ])
-def test_pages_render_in_chromium(sample_site: Path, browser, tmp_path: Path, path: str,
-                                  checks: list[str]) -> None:
-    url = (sample_site / path).as_uri()
+def test_pages_render_in_chromium(tmp_path_factory: pytest.TempPathFactory, tab,
+                                  tmp_path: Path, path: str, checks: list[str]) -> None:
+    url = (sitebuilds.sample_site(tmp_path_factory) / path).as_uri()
     name = path.replace("/", "_").removesuffix("_index.html")
     for width, suffix in ((1280, "desktop"), (390, "phone")):
-        page, problems = open_page(browser, url, width)
-        try:
-            dom = page.content()
-            for pattern in checks:
-                assert re.search(pattern, dom, re.DOTALL), (pattern, width)
-            shot = tmp_path / f"{name}-{suffix}.png"
-            page.screenshot(path=str(shot))
-            assert shot.stat().st_size > 5000
-            assert problems == []
-        finally:
-            page.close()
+        page, problems = open_page(tab, url, width)
+        dom = page.content()
+        for pattern in checks:
+            assert re.search(pattern, dom, re.DOTALL), (pattern, width)
+        shot = tmp_path / f"{name}-{suffix}.png"
+        page.screenshot(path=str(shot))
+        assert shot.stat().st_size > 5000
+        assert problems == []

@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import icalendar
 import pytest
+from sitebuilds import small_sample
 
 from calendar_app.cli import main as cli_main
 from calendar_app.model import clock as clocks
@@ -66,8 +67,13 @@ RECENT = "recent-jam"  # ended 30 days less an hour ago: in the feeds
 OLDER = "older-jam"  # ended 30 days and an hour ago: out
 
 
-def make_content(target: Path, settings: str = "") -> Path:
-    shutil.copytree(REPO / "content", target)
+def make_content(target: Path, settings: str = "", small: bool = False) -> Path:
+    """The sample (or with `small`, sitebuilds' small calendar: where a test's checks
+    do not depend on the calendar's size) with the online talk and the two jams."""
+    if small:
+        small_sample(target)
+    else:
+        shutil.copytree(REPO / "content", target)
     events = target / "events/2026"
     (events / "online-talk-saving-seeds.yaml").write_text(ONLINE_TALK)
     edge, hour = NOW.replace(tzinfo=None) - dt.timedelta(days=30), dt.timedelta(hours=1)
@@ -152,7 +158,7 @@ def test_feeds_keep_the_last_30_days(site: Path) -> None:
 
 def test_feed_settings(tmp_path: Path) -> None:
     content = make_content(tmp_path / "content",
-                           "feed_past_days: 0\nfeed_refresh_minutes: 90\n")
+                           "feed_past_days: 0\nfeed_refresh_minutes: 90\n", small=True)
     report = build(options(content, tmp_path / "public", tmp_path / "cache"))
     assert not report.problems
     main = calendar(tmp_path / "public", "calendar.ics")
@@ -160,14 +166,14 @@ def test_feed_settings(tmp_path: Path) -> None:
     assert main["REFRESH-INTERVAL"].dt == dt.timedelta(minutes=90)
     assert main["X-PUBLISHED-TTL"] == "PT1H30M"
 
-    content = make_content(tmp_path / "longer", "feed_past_days: 60\n")
+    content = make_content(tmp_path / "longer", "feed_past_days: 60\n", small=True)
     build(options(content, tmp_path / "public-60", tmp_path / "cache"))
     assert {RECENT, OLDER} <= slugs(calendar(tmp_path / "public-60", "calendar.ics"))
 
 
 def test_bad_feed_settings_are_reported_with_their_line(tmp_path: Path, capsys) -> None:
     content = make_content(tmp_path / "content",
-                           "feed_past_days: -3\nfeed_refresh_minutes: often\n")
+                           "feed_past_days: -3\nfeed_refresh_minutes: often\n", small=True)
     lines = (content / "calendar.yaml").read_text().splitlines()
     past_line = lines.index("feed_past_days: -3") + 1
     refresh_line = lines.index("feed_refresh_minutes: often") + 1
@@ -411,7 +417,7 @@ def test_add_to_calendar_all_day_and_online_events(site: Path) -> None:
 
 
 def test_links_without_excerpt_take_the_description_cut_short(tmp_path: Path) -> None:
-    content = make_content(tmp_path / "content")
+    content = make_content(tmp_path / "content", small=True)
     talk = content / "events/2026/online-talk-saving-seeds.yaml"
     talk.write_text(talk.read_text().replace("excerpt: A short talk, online.\n", "")
                     + "\n  " + "word " * 400 + "\n")
@@ -438,7 +444,7 @@ def tree_bytes(root: Path) -> dict[Path, bytes]:
 def test_rebuild_after_an_event_leaves_the_window(tmp_path: Path) -> None:
     """Two hours on, the recent jam ended over 30 days ago: a --watch rebuild after a
     text edit (the incremental path) drops it from the feeds as a full build does."""
-    content = make_content(tmp_path / "content")
+    content = make_content(tmp_path / "content", small=True)
     builder = Builder(options(content, tmp_path / "a", tmp_path / "cache"))
     later = NOW + dt.timedelta(hours=2)
     try:

@@ -12,14 +12,15 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+import sitebuilds
 from conftest import SAMPLE, site_options
 
 from calendar_app.site import Builder, build
 
 
 @pytest.fixture(scope="module")
-def site(sample_site: Path) -> Path:
-    return sample_site
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sitebuilds.sample_site(tmp_path_factory)
 
 
 class Items(HTMLParser):

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import datetime as dt
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import sitebuilds
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
@@ -20,28 +20,37 @@ BUILT = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture(scope="module")
-def site(sample_site: Path) -> Path:
-    return sample_site  # built at conftest.NOW, which is BUILT
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sitebuilds.sample_site(tmp_path_factory)  # built at conftest.NOW, which is BUILT
+
+
+@pytest.fixture(scope="module")
+def tokyo(browser):
+    """One browser context for the module (a context costs more than its pages), in a
+    zone that is not the calendar's."""
+    context = browser.new_context(timezone_id="Asia/Tokyo")
+    yield context
+    context.close()
 
 
 @pytest.fixture
-def read_at(browser):
-    """Open a built page in a browser whose clock says `moment`."""
-    contexts = []
+def read_at(tokyo):
+    """Open a built page in a tab whose clock says `moment` (the context's clock: each
+    tab is read before the next one sets it)."""
+    tabs = []
     errors: list[str] = []
 
     def open_page(site: Path, path: str, moment: dt.datetime):
-        context = browser.new_context(timezone_id="Asia/Tokyo")  # not the calendar's zone
-        contexts.append(context)
-        tab = context.new_page()
+        tab = tokyo.new_page()
+        tabs.append(tab)
         tab.on("pageerror", lambda exc: errors.append(str(exc)))
         tab.clock.set_fixed_time(moment)
         tab.goto((site / path).as_uri())
         return tab
 
     yield open_page
-    for context in contexts:
-        context.close()
+    for tab in tabs:
+        tab.close()
     assert errors == []
 
 
@@ -125,7 +134,7 @@ def test_nightly_rebuild_example_builds(tmp_path: Path) -> None:
     steps = workflow["jobs"]["build"]["steps"]
     command = shlex.split(next(s["run"] for s in steps if s.get("name") == "Build the site"))
     assert command[:2] == ["calendar-app", "build"]
-    shutil.copytree(REPO / "content", tmp_path / "content")
+    sitebuilds.small_sample(tmp_path / "content")  # the step is checked, not the size
     result = subprocess.run([sys.executable, "-m", "calendar_app", *command[1:]],
                             cwd=tmp_path, capture_output=True, text=True, timeout=300,
                             check=False)

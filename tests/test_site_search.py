@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import sitebuilds
 from conftest import NOW, SAMPLE, site_options
 
 from calendar_app.site import Builder, build
@@ -20,8 +21,8 @@ PAGE = "events/search/index.html"
 
 
 @pytest.fixture(scope="module")
-def site(sample_site: Path) -> Path:
-    return sample_site
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sitebuilds.sample_site(tmp_path_factory)
 
 
 def load_index(site: Path) -> dict:

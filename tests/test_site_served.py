@@ -271,6 +271,10 @@ def test_the_builder_loads_no_flask() -> None:
     assert out == "[]"
 
 
+# Slow: gunicorn, two workers and the site built again in a process of its own. The
+# quick run keeps the guarantee in test_site_child (a module's gunicorn with two workers
+# and its builder: writes through either worker on their page within two seconds).
+@pytest.mark.slow
 def test_under_gunicorn_two_workers_serve_fresh_pages(tmp_path: Path, users) -> None:
     from gitserver import free_port, start_gunicorn
     from gitserver import stop_process as stop
