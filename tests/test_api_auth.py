@@ -293,9 +293,9 @@ def test_contributor_creates_venue_as_draft(client, auth):
 @pytest.mark.parametrize(("role", "status"), [
     (None, 403), ("subscriber", 403), ("contributor", 403), ("author", 403),
     ("editor", 200), ("administrator", 200)])
-def test_who_reads_an_administrators_draft(client, auth, role, status):
-    headers = auth(role) if role else {}
-    response = client.get(f"{BASE}/events/{DRAFT}", headers=headers)
+def test_who_reads_an_administrators_draft(reading_client, reading_auth, role, status):
+    headers = reading_auth(role) if role else {}
+    response = reading_client.get(f"{BASE}/events/{DRAFT}", headers=headers)
     assert response.status_code == status
     if status == 403:
         assert response.get_json()["code"] == "event-not-accessible"

@@ -80,8 +80,8 @@ def published_events_with(content: Path, field: str, slug: str) -> int:
 
 
 # -- events ---------------------------------------------------------------------
-def test_event_single_key_order_and_types(client):
-    response, body = get_json(client, f"/events/{JAZZ_NIGHT}")
+def test_event_single_key_order_and_types(reading_client):
+    response, body = get_json(reading_client, f"/events/{JAZZ_NIGHT}")
     assert response.status_code == 200
     assert list(body) == EVENT_KEYS + ["json_ld"]
     assert isinstance(body["id"], int)
@@ -93,8 +93,8 @@ def test_event_single_key_order_and_types(client):
         assert all(isinstance(v, str) for v in body[name].values())
 
 
-def test_event_single_values_from_the_file(client, content):
-    _, body = get_json(client, f"/events/{JAZZ_NIGHT}")
+def test_event_single_values_from_the_file(reading_client, module_content):
+    _, body = get_json(reading_client, f"/events/{JAZZ_NIGHT}")
     assert body["id"] == JAZZ_NIGHT
     assert body["status"] == "publish"
     assert body["slug"] == "jazz-night-january-2027"
@@ -129,33 +129,33 @@ def test_event_single_values_from_the_file(client, content):
     assert image["extension"] == "png"
     assert isinstance(image["id"], int)
     assert (image["width"], image["height"]) == (640, 400)
-    assert image["filesize"] == (content / "media" / "jazz-night.png").stat().st_size
+    assert image["filesize"] == (module_content / "media" / "jazz-night.png").stat().st_size
 
 
-def test_event_website_falls_back_to_permalink(client):
+def test_event_website_falls_back_to_permalink(reading_client):
     # spec 2.1: "If the event never had a website stored, the event permalink is returned"
-    _, body = get_json(client, f"/events/{JAZZ_NIGHT}")
+    _, body = get_json(reading_client, f"/events/{JAZZ_NIGHT}")
     assert body["website"] == body["url"]
 
 
-def test_event_urls_use_the_calendar_site_url(client):
+def test_event_urls_use_the_calendar_site_url(reading_client):
     # docs/content-format.md: calendar.yaml `url` is the "public site address
     # (permalinks, global ids)"; the sample sets https://calendar.example.org/
-    _, body = get_json(client, f"/events/{JAZZ_NIGHT}")
+    _, body = get_json(reading_client, f"/events/{JAZZ_NIGHT}")
     assert body["url"] == "https://calendar.example.org/event/jazz-night-january-2027/"
     assert body["global_id"] == f"calendar.example.org?id={JAZZ_NIGHT}"
     assert body["global_id_lineage"] == [body["global_id"]]
 
 
-def test_event_rest_url(client):
-    _, body = get_json(client, f"/events/{JAZZ_NIGHT}")
+def test_event_rest_url(reading_client):
+    _, body = get_json(reading_client, f"/events/{JAZZ_NIGHT}")
     assert body["rest_url"].endswith(f"/wp-json/tribe/events/v1/events/{JAZZ_NIGHT}")
     assert body["rest_url"].startswith("http")
     assert not body["rest_url"].endswith("/")
 
 
-def test_event_embedded_terms_sorted_by_name_with_links(client, content):
-    _, body = get_json(client, f"/events/{JAZZ_NIGHT}")
+def test_event_embedded_terms_sorted_by_name_with_links(reading_client, module_content):
+    _, body = get_json(reading_client, f"/events/{JAZZ_NIGHT}")
     cats = body["categories"]
     assert [c["name"] for c in cats] == ["Jazz", "Music"]
     jazz = cats[0]
@@ -166,7 +166,7 @@ def test_event_embedded_terms_sorted_by_name_with_links(client, content):
     assert jazz["parent"] == MUSIC
     assert jazz["term_group"] == 0 and jazz["filter"] == "raw"
     assert jazz["description"] == "Club nights, big bands and small-combo sessions."
-    assert jazz["count"] == published_events_with(content, "categories", "jazz")
+    assert jazz["count"] == published_events_with(module_content, "categories", "jazz")
     assert jazz["urls"]["self"].endswith(f"/wp-json/tribe/events/v1/categories/{JAZZ}")
     assert jazz["urls"]["collection"].endswith("/wp-json/tribe/events/v1/categories")
     assert jazz["urls"]["up"].endswith(f"/wp-json/tribe/events/v1/categories/{MUSIC}")
@@ -177,11 +177,11 @@ def test_event_embedded_terms_sorted_by_name_with_links(client, content):
     assert [t["name"] for t in tags] == ["21+", "Live music"]
     assert all(t["taxonomy"] == "post_tag" and t["parent"] == 0 for t in tags)
     assert tags[1]["urls"]["self"].endswith(f"/wp-json/tribe/events/v1/tags/{LIVE_MUSIC}")
-    assert tags[1]["count"] == published_events_with(content, "tags", "live-music")
+    assert tags[1]["count"] == published_events_with(module_content, "tags", "live-music")
 
 
-def test_event_embeds_venue_object_and_organizer_list(client):
-    _, body = get_json(client, f"/events/{JAZZ_NIGHT}")
+def test_event_embeds_venue_object_and_organizer_list(reading_client):
+    _, body = get_json(reading_client, f"/events/{JAZZ_NIGHT}")
     venue = body["venue"]
     assert isinstance(venue, dict)
     assert venue["id"] == BLUE_LANTERN
@@ -193,8 +193,8 @@ def test_event_embeds_venue_object_and_organizer_list(client):
     assert_ordered_subset(list(body["organizer"][0]), ORGANIZER_ORDER)
 
 
-def test_event_in_second_timezone(client):
-    _, body = get_json(client, f"/events/{NYC_BRUNCH}")
+def test_event_in_second_timezone(reading_client):
+    _, body = get_json(reading_client, f"/events/{NYC_BRUNCH}")
     assert body["timezone"] == "America/New_York"
     assert body["timezone_abbr"] == "EDT"  # June
     assert body["start_date"] == "2027-06-13 11:00:00"
@@ -206,9 +206,9 @@ def test_event_in_second_timezone(client):
     assert body["cost"] == "$30"
 
 
-def test_event_by_slug_equals_by_id(client):
-    _, by_id = get_json(client, f"/events/{JAZZ_NIGHT}")
-    response, by_slug = get_json(client, "/events/by-slug/jazz-night-january-2027")
+def test_event_by_slug_equals_by_id(reading_client):
+    _, by_id = get_json(reading_client, f"/events/{JAZZ_NIGHT}")
+    response, by_slug = get_json(reading_client, "/events/by-slug/jazz-night-january-2027")
     assert response.status_code == 200
     assert by_slug == by_id
 
@@ -227,8 +227,8 @@ def test_json_ld_on_single_reads_only(client, auth):
 
 
 # -- venues and organizers -------------------------------------------------------------
-def test_venue_single(client):
-    response, body = get_json(client, f"/venues/{BLUE_LANTERN}")
+def test_venue_single(reading_client):
+    response, body = get_json(reading_client, f"/venues/{BLUE_LANTERN}")
     assert response.status_code == 200
     assert_ordered_subset(list(body), VENUE_ORDER)
     assert body["id"] == BLUE_LANTERN
@@ -257,32 +257,33 @@ def test_venue_single(client):
     assert list(body)[-4:] == ["show_map", "show_map_link", "global_id", "global_id_lineage"]
 
 
-def test_venue_stateprovince_is_derived(client):
+def test_venue_stateprovince_is_derived(reading_client):
     # spec 2.6: "stateprovince is derived when not supplied: the state if the country is
     # empty, US or United States, else the province"
-    _, us = get_json(client, f"/venues/{BLUE_LANTERN}")
+    _, us = get_json(reading_client, f"/venues/{BLUE_LANTERN}")
     assert us["stateprovince"] == "CA"
-    _, canada = get_json(client, "/venues/by-slug/cartwright-street-studio")
+    _, canada = get_json(reading_client, "/venues/by-slug/cartwright-street-studio")
     assert canada["province"] == "BC"
     assert canada["stateprovince"] == "BC"
 
 
-def test_venue_by_slug_equals_by_id(client):
-    _, by_id = get_json(client, f"/venues/{BLUE_LANTERN}")
-    response, by_slug = get_json(client, "/venues/by-slug/the-blue-lantern")
+def test_venue_by_slug_equals_by_id(reading_client):
+    _, by_id = get_json(reading_client, f"/venues/{BLUE_LANTERN}")
+    response, by_slug = get_json(reading_client, "/venues/by-slug/the-blue-lantern")
     assert response.status_code == 200
     assert by_slug == by_id
 
 
-def test_venue_image_from_media(client, content):
-    _, body = get_json(client, "/venues/by-slug/magnolia-arts-center")
+def test_venue_image_from_media(reading_client, module_content):
+    _, body = get_json(reading_client, "/venues/by-slug/magnolia-arts-center")
     assert body["image"]["url"].endswith("/media/gallery-wall.png")
     assert body["image"]["extension"] == "png"
-    assert body["image"]["filesize"] == (content / "media" / "gallery-wall.png").stat().st_size
+    image = module_content / "media" / "gallery-wall.png"
+    assert body["image"]["filesize"] == image.stat().st_size
 
 
-def test_organizer_single(client):
-    response, body = get_json(client, f"/organizers/{JAZZ_COLLECTIVE}")
+def test_organizer_single(reading_client):
+    response, body = get_json(reading_client, f"/organizers/{JAZZ_COLLECTIVE}")
     assert response.status_code == 200
     assert_ordered_subset(list(body), ORGANIZER_ORDER)
     assert body["organizer"] == "Riverside Jazz Collective"
@@ -293,13 +294,13 @@ def test_organizer_single(client):
     assert body["json_ld"]["@type"] == "Person"
     assert "show_map" not in body
     assert list(body)[-2:] == ["global_id", "global_id_lineage"]
-    _, by_slug = get_json(client, "/organizers/by-slug/riverside-jazz-collective")
+    _, by_slug = get_json(reading_client, "/organizers/by-slug/riverside-jazz-collective")
     assert by_slug == body
 
 
 # -- terms -----------------------------------------------------------------------------
-def test_category_single(client, content):
-    response, body = get_json(client, f"/categories/{JAZZ}")
+def test_category_single(reading_client, module_content):
+    response, body = get_json(reading_client, f"/categories/{JAZZ}")
     assert response.status_code == 200
     assert list(body) == CATEGORY_KEYS
     assert body["id"] == JAZZ
@@ -308,55 +309,56 @@ def test_category_single(client, content):
     assert body["taxonomy"] == "tribe_events_cat"
     assert body["parent"] == MUSIC
     assert body["meta"] == []
-    assert body["count"] == published_events_with(content, "categories", "jazz")
+    assert body["count"] == published_events_with(module_content, "categories", "jazz")
     assert body["url"].endswith("/events/category/music/jazz/")
     assert body["urls"]["up"].endswith(f"/categories/{MUSIC}")
     assert body["_links"]["self"][0]["targetHints"]["allow"] == ["GET"]
 
 
-def test_tag_single(client, content):
-    response, body = get_json(client, f"/tags/{LIVE_MUSIC}")
+def test_tag_single(reading_client, module_content):
+    response, body = get_json(reading_client, f"/tags/{LIVE_MUSIC}")
     assert response.status_code == 200
     assert list(body) == TAG_KEYS
     assert body["name"] == "Live music"
     assert body["taxonomy"] == "post_tag"
     assert "parent" not in body
     assert body["url"].endswith("/tag/live-music/")
-    assert body["count"] == published_events_with(content, "tags", "live-music")
+    assert body["count"] == published_events_with(module_content, "tags", "live-music")
     assert set(body["urls"]) == {"self", "collection"}
 
 
 # -- visibility --------------------------------------------------------------------------
-def test_draft_is_not_accessible_anonymously(client):
-    response, body = get_json(client, f"/events/{DRAFT}")
+def test_draft_is_not_accessible_anonymously(reading_client):
+    response, body = get_json(reading_client, f"/events/{DRAFT}")
     assert response.status_code == 403
     assert body == {"code": "event-not-accessible",
                     "message": "The requested event is not accessible", "data": {"status": 403}}
 
 
-def test_draft_by_slug_is_not_accessible_anonymously(client):
-    response, body = get_json(client, "/events/by-slug/new-years-eve-2027-lineup-tba")
+def test_draft_by_slug_is_not_accessible_anonymously(reading_client):
+    response, body = get_json(reading_client, "/events/by-slug/new-years-eve-2027-lineup-tba")
     assert response.status_code == 403
     assert body["code"] == "event-not-accessible"
 
 
-def test_draft_readable_by_administrator(client, auth):
-    response, body = get_json(client, f"/events/{DRAFT}", headers=auth("administrator"))
+def test_draft_readable_by_administrator(reading_client, reading_auth):
+    response, body = get_json(reading_client, f"/events/{DRAFT}",
+                              headers=reading_auth("administrator"))
     assert response.status_code == 200
     assert body["status"] == "draft"
     assert body["url"].endswith(f"/?post_type=tribe_events&p={DRAFT}")
 
 
 # -- errors on reads -----------------------------------------------------------------------
-def test_unknown_event_id(client):
-    response, body = get_json(client, "/events/999999")
+def test_unknown_event_id(reading_client):
+    response, body = get_json(reading_client, "/events/999999")
     assert response.status_code == 404
     assert body == {"code": "rest-event-not-found",
                     "message": "Event with ID 999999 does not exist.", "data": {"status": 404}}
 
 
-def test_event_route_with_id_of_other_type(client):
-    response, body = get_json(client, f"/events/{BLUE_LANTERN}")
+def test_event_route_with_id_of_other_type(reading_client):
+    response, body = get_json(reading_client, f"/events/{BLUE_LANTERN}")
     assert response.status_code == 400
     assert body["code"] == "rest-invalid-event-id"
     assert body["message"] == "The specified ID is not a valid event."
@@ -367,8 +369,8 @@ def test_event_route_with_id_of_other_type(client):
     f"/organizers/{BLUE_LANTERN}", "/categories/999999", f"/categories/{LIVE_MUSIC}",
     "/tags/999999", f"/tags/{JAZZ}",
 ])
-def test_unknown_or_wrong_type_id_on_other_routes(client, path):
-    response, body = get_json(client, path)
+def test_unknown_or_wrong_type_id_on_other_routes(reading_client, path):
+    response, body = get_json(reading_client, path)
     assert response.status_code == 400
     assert body["code"] == "rest_invalid_param"
     assert body["data"]["status"] == 400
@@ -376,8 +378,8 @@ def test_unknown_or_wrong_type_id_on_other_routes(client, path):
 
 
 @pytest.mark.parametrize("collection", ["events", "venues", "organizers"])
-def test_unknown_slug_read(client, collection):
-    response, body = get_json(client, f"/{collection}/by-slug/no-such-thing")
+def test_unknown_slug_read(reading_client, collection):
+    response, body = get_json(reading_client, f"/{collection}/by-slug/no-such-thing")
     assert response.status_code == 400
     assert body["code"] == "rest_invalid_param"
     assert "slug" in body["data"]["params"]
@@ -385,16 +387,16 @@ def test_unknown_slug_read(client, collection):
 
 @pytest.mark.parametrize("path", ["/events/abc", "/venues/12x", "/categories/-1",
                                   "/events/by-slug/", "/nothing-here"])
-def test_no_route(client, path):
-    response, body = get_json(client, path)
+def test_no_route(reading_client, path):
+    response, body = get_json(reading_client, path)
     assert response.status_code == 404
     assert body["code"] == "rest_no_route"
     assert body["message"] == "No route was found matching the URL and request method."
 
 
 # -- conventions -----------------------------------------------------------------------------
-def test_standard_headers_on_single_read(client):
-    response = client.get(f"{BASE}/events/{JAZZ_NIGHT}")
+def test_standard_headers_on_single_read(reading_client):
+    response = reading_client.get(f"{BASE}/events/{JAZZ_NIGHT}")
     assert response.headers["Content-Type"] == "application/json; charset=UTF-8"
     assert response.headers["Link"].endswith('/wp-json/>; rel="https://api.w.org/"')
     assert response.headers["X-Robots-Tag"] == "noindex"
@@ -402,20 +404,21 @@ def test_standard_headers_on_single_read(client):
     assert response.headers["Allow"] == "GET"
 
 
-def test_allow_header_for_administrator(client, auth):
-    response = client.get(f"{BASE}/events/{JAZZ_NIGHT}", headers=auth("administrator"))
+def test_allow_header_for_administrator(reading_client, reading_auth):
+    response = reading_client.get(f"{BASE}/events/{JAZZ_NIGHT}",
+                                  headers=reading_auth("administrator"))
     assert response.headers["Allow"] == "GET, DELETE, POST, PUT, PATCH"
 
 
-def test_json_escapes_like_wordpress(client):
-    raw = client.get(f"{BASE}/events/{JAZZ_NIGHT}").get_data(as_text=True)
+def test_json_escapes_like_wordpress(reading_client):
+    raw = reading_client.get(f"{BASE}/events/{JAZZ_NIGHT}").get_data(as_text=True)
     assert "\\/" in raw
     assert "Luc\\u00eda" in raw
     assert raw.isascii()
 
 
-def test_head_is_get_without_body(client):
-    response = client.head(f"{BASE}/events/{JAZZ_NIGHT}")
+def test_head_is_get_without_body(reading_client):
+    response = reading_client.head(f"{BASE}/events/{JAZZ_NIGHT}")
     assert response.status_code == 200
     assert response.get_data() == b""
     assert response.headers["Content-Type"] == "application/json; charset=UTF-8"
@@ -425,32 +428,32 @@ def test_head_is_get_without_body(client):
     f"/EVENTS/{JAZZ_NIGHT}", f"/Events/{JAZZ_NIGHT}/", f"/events/{JAZZ_NIGHT}/",
     "/events/BY-SLUG/jazz-night-january-2027/",
 ])
-def test_case_insensitive_paths_and_trailing_slash(client, path):
-    response, body = get_json(client, path)
+def test_case_insensitive_paths_and_trailing_slash(reading_client, path):
+    response, body = get_json(reading_client, path)
     assert response.status_code == 200
     assert body["id"] == JAZZ_NIGHT
 
 
-def test_case_insensitive_base_path(client):
-    response = client.get(f"/WP-JSON/Tribe/Events/V1/events/{JAZZ_NIGHT}")
+def test_case_insensitive_base_path(reading_client):
+    response = reading_client.get(f"/WP-JSON/Tribe/Events/V1/events/{JAZZ_NIGHT}")
     assert response.status_code == 200
     assert response.get_json()["id"] == JAZZ_NIGHT
 
 
-def test_fields_filter(client):
-    response, body = get_json(client, f"/events/{JAZZ_NIGHT}?_fields=id,title,venue.venue")
+def test_fields_filter(reading_client):
+    response, body = get_json(reading_client, f"/events/{JAZZ_NIGHT}?_fields=id,title,venue.venue")
     assert response.status_code == 200
     assert body == {"id": JAZZ_NIGHT, "title": "Jazz Night: Ana Lucía Ferrer Trio",
                     "venue": {"venue": "The Blue Lantern"}}
 
 
-def test_fields_filter_on_term(client):
-    _, body = get_json(client, f"/tags/{LIVE_MUSIC}?_fields=slug,name")
+def test_fields_filter_on_term(reading_client):
+    _, body = get_json(reading_client, f"/tags/{LIVE_MUSIC}?_fields=slug,name")
     assert body == {"slug": "live-music", "name": "Live music"}
 
 
-def test_pretty_json(client):
-    raw = client.get(f"{BASE}/tags/{LIVE_MUSIC}?_pretty").get_data(as_text=True)
+def test_pretty_json(reading_client):
+    raw = reading_client.get(f"{BASE}/tags/{LIVE_MUSIC}?_pretty").get_data(as_text=True)
     assert "\n" in raw
     assert json.loads(raw)["id"] == LIVE_MUSIC
 

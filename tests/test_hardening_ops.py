@@ -186,8 +186,8 @@ def test_bad_date_utc_is_refused_by_its_own_name(client, admin):
     ("http://127.0.0.1:8089/", "http://127.0.0.1:8089/wp-json/tribe/events/v1/"),
     ("http://localhost/", "http://localhost/wp-json/tribe/events/v1/"),
     ("https://[::1]:8443/", "https://[::1]:8443/wp-json/tribe/events/v1/")])
-def test_doc_server_keeps_the_port(client, base_url, expected):
-    body = client.get(f"{BASE}/doc", base_url=base_url).get_json()
+def test_doc_server_keeps_the_port(reading_client, base_url, expected):
+    body = reading_client.get(f"{BASE}/doc", base_url=base_url).get_json()
     assert body["servers"] == [{"url": expected}]
 
 

@@ -456,6 +456,8 @@ def test_a_stalled_remote_lets_the_server_start_serve_and_refuse_only_creates(
     calendar.close()
 
 
+# gunicorn, 2 workers; quick form: test_a_stalled_remote_lets_the_server_start_serve_and_...
+@pytest.mark.slow
 def test_a_stalled_remote_does_not_keep_gunicorn_from_serving(
         bare: Path, tmp_path: Path, stalled_remote: str, users) -> None:
     repo = clone(bare, tmp_path / "a")

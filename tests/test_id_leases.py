@@ -3,13 +3,14 @@ the same id, even cut off from each other, and never repeat one across restarts.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
 import multiprocessing
 import os
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from conftest import BASE, NOW, SAMPLE, clone, git, make_repo
 from gitserver import GitDaemon, bare_copy
 
+from calendar_app.cli import main
 from calendar_app.http.app import create_app
 from calendar_app.sync.idlease import LEASES_REF, IdLeases, LeaseUnavailable, read_leases
 
@@ -316,8 +318,17 @@ def test_without_a_remote_ids_stay_max_plus_one(tmp_path: Path, users, admin: di
 
 # -- hand-added files in pull requests ------------------------------------------------------
 def _run_cli(cwd: Path, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "calendar_app", *argv], cwd=cwd,
-                          capture_output=True, text=True, check=False)
+    """`python -m calendar_app ARGV` in `cwd`, run in this process: the same code
+    without a fresh interpreter's start (half a second each, six times here)."""
+    out, err = io.StringIO(), io.StringIO()
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+    finally:
+        os.chdir(previous)
+    return subprocess.CompletedProcess(list(argv), code, out.getvalue(), err.getvalue())
 
 
 def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Path) -> None:

@@ -226,9 +226,11 @@ def test_drafts_asked_for_with_credentials_only() -> None:
 
 
 # -- HTTP failures ---------------------------------------------------------------------
-def test_server_errors_are_retried_then_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fetch.time, "sleep", lambda _s: None)
+def test_server_errors_are_retried_then_reported() -> None:
+    # The waits are recorded, not slept: `get` binds time.sleep as its default at
+    # import, so patching fetch.time.sleep (as this test once did) slept 5 s for real.
     calls = {"n": 0}
+    waits: list[float] = []
 
     @Request.application
     def flaky(request: Request) -> Response:
@@ -236,10 +238,13 @@ def test_server_errors_are_retried_then_reported(monkeypatch: pytest.MonkeyPatch
         return Response("busy", 503) if calls["n"] < 3 else Response("ok")
 
     with serve(flaky) as url:
-        assert fetch.get(url + "/x").body == b"ok"
+        assert fetch.get(url + "/x", sleep=waits.append).body == b"ok"
+        assert waits == [0.5, 1.0]  # backing off, doubling
         calls["n"] = -100
+        waits.clear()
         with pytest.raises(fetch.FetchError, match=r"HTTP 503 .*after 4 tries"):
-            fetch.get(url + "/x")
+            fetch.get(url + "/x", sleep=waits.append)
+        assert waits == [0.5, 1.0, 2.0]
 
 
 @pytest.mark.parametrize("answer, message", [

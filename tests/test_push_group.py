@@ -100,6 +100,7 @@ def test_threads_of_one_process_share_pushes(tmp_path: Path, daemon, users) -> N
         app.extensions["calendar"].close()
 
 
+@pytest.mark.slow  # gunicorn, 3 workers; quick form: test_threads_of_one_process_share_pushes
 def test_gunicorn_workers_share_pushes_through_the_repository(tmp_path: Path, daemon,
                                                               users) -> None:
     """Three worker processes of one instance (two threads each): a push led by one

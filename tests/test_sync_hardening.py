@@ -164,6 +164,8 @@ def test_stalled_remote_holds_up_no_start_read_or_write(tmp_path: Path, remote: 
     assert code == 1 and "4 commit(s) not pushed yet" in out and "no answer" in out, out
 
 
+# gunicorn, 2 workers; quick form: test_stalled_remote_holds_up_no_start_read_or_write
+@pytest.mark.slow
 def test_stalled_remote_under_gunicorn(tmp_path: Path, remote: Path,
                                        stalled: StalledRemote, users: dict[str, str]) -> None:
     """Two workers, pushes queued, a worker timeout of 6 s: every write answers 201

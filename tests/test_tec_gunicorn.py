@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import BASE, make_repo
 from gitserver import start_gunicorn
 from test_reliability_concurrency import Http, basic, free_port, stop, wait_for_port
@@ -15,6 +16,8 @@ TEC = "/wp-json/tec/v1"
 ROUNDS = 12
 
 
+# gunicorn; quick forms: test_tec_api (in-process), test_read_your_writes (gunicorn)
+@pytest.mark.slow
 def test_writes_read_back_across_namespaces_two_workers(tmp_path: Path,
                                                         users: dict[str, str]) -> None:
     content = make_repo(tmp_path)
