@@ -18,13 +18,14 @@ import signal
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model.resources import RESOURCES
 from ..model.settings import DEFAULT_SETTINGS
-from . import bulkwrite, gitfast, yamlfile
+from . import bulkwrite, durable, gitfast, yamlfile
 
 SETTINGS_FILE = "calendar.yaml"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -149,6 +150,10 @@ class ContentTree:
         self._unsynced: set[Path] | None = None  # folders to sync at the end of _apply
         self._unsynced_files: list[Path] | None = None  # files, too, in a large _apply
         self._fast_commits = 0  # commits gitfast made: git's maintenance every so many
+        # .on: this thread's writes wait for a group sync (durable.py); .written: when
+        # its last one was done (monotonic ns).
+        self._defer = threading.local()
+        self.group_sync = durable.GroupSync(lock_path.parent, self._sync_folders)
 
     # -- reading -------------------------------------------------------------
     def scan(self) -> Iterator[FileStat]:
@@ -251,6 +256,38 @@ class ContentTree:
                 finally:
                     fcntl.flock(fh, fcntl.LOCK_UN)
 
+    @contextlib.contextmanager
+    def group_synced(self, settle: Callable[[], object]) -> Iterator[None]:
+        """This thread's writes in the block are not flushed one by one (durable.py): on
+        leaving, `settle` runs (a push, which syncs before it sends), then they are
+        made durable, with every other write done meanwhile, before returning."""
+        if getattr(self._defer, "on", False):
+            yield  # nested: the outer block settles
+            return
+        self._defer.on, self._defer.written = durable.available(), 0
+        try:
+            yield
+        finally:
+            self._defer.on = False
+            try:
+                settle()
+            finally:
+                self.group_sync.wait(self._defer.written)
+
+    def _deferred(self) -> bool:
+        """Whether this thread's writes are synced later, as a group; if so, the time
+        of the latest is noted (call once written)."""
+        if getattr(self._defer, "on", False):
+            self._defer.written = time.monotonic_ns()
+            return True
+        return False
+
+    def _sync_folders(self) -> list[Path]:
+        """Where a write writes: the files, the intent, git's objects and refs."""
+        git_dir = self.git_dir
+        return [self.root, self.lock_path.parent,
+                *((git_dir, git_dir / "objects") if git_dir else ())]
+
     def write_text(self, relpath: str, text: str) -> None:
         self._write_atomic(self.root / relpath, text)
 
@@ -258,26 +295,29 @@ class ContentTree:
         """Atomic replace: temp file in the same folder, fsync, rename. The file keeps
         its mode; a new one gets 0666 less the umask, as an editor would make it.
         Within `_apply`, the folders are synced once at the end, not once per file, and
-        in a large one the files too (`_sync_written`)."""
+        in a large one the files too (`durable.sync_files`); in a group-synced
+        block neither (`group_synced`)."""
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = self._temp_file(target)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
                 fh.flush()
-                if self._unsynced_files is None:
+                if self._unsynced_files is None and not getattr(self._defer, "on", False):
                     os.fsync(fh.fileno())
             os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+        if self._deferred():
+            return
         if self._unsynced_files is not None:
             self._unsynced_files.append(target)
         if self._unsynced is not None:
             self._unsynced.add(target.parent)
         else:
-            self._fsync_dir(target.parent)
+            durable.fsync_dir(target.parent)
 
     @staticmethod
     def _temp_file(target: Path) -> tuple[int, str]:
@@ -300,12 +340,14 @@ class ContentTree:
     def remove(self, relpath: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             (self.root / relpath).unlink()
-        self._fsync_dir((self.root / relpath).parent)
+        if not self._deferred():
+            durable.fsync_dir((self.root / relpath).parent)
 
     def rename(self, old: str, new: str) -> None:
         (self.root / new).parent.mkdir(parents=True, exist_ok=True)
         os.replace(self.root / old, self.root / new)
-        self._fsync_dir((self.root / new).parent)
+        if not self._deferred():
+            durable.fsync_dir((self.root / new).parent)
 
     @property
     def intent_path(self) -> Path:
@@ -369,7 +411,8 @@ class ContentTree:
                     self.remove(path)
                 else:
                     self.write_text(path, text)
-            self._sync_written()
+            if not self._deferred():
+                durable.sync_files(self._unsynced or (), self._unsynced_files)
         finally:
             self._unsynced = self._unsynced_files = None
         if intent["retire"]:
@@ -378,6 +421,7 @@ class ContentTree:
             touched.append(RETIRED_IDS_FILE)
         self.commit(touched, intent["message"], intent["author"],
                     [t for t in intent["changes"].values() if t is not None])
+        self._deferred()  # git's objects and refs: in the group sync too
 
     def recover(self) -> str | None:
         """Finish a write a crash interrupted; returns its message, None if none."""
@@ -411,32 +455,6 @@ class ContentTree:
         for hook in self.recovery_hooks:
             hook(list(intent["changes"]))
         return intent["message"]
-
-    def _sync_written(self) -> None:
-        """Make what `_apply` wrote durable: the folders, and in a large write the
-        files, with one syncfs(2) per file system where the platform has it."""
-        folders = sorted(self._unsynced or ())
-        files = self._unsynced_files
-        if files is not None:
-            devices = {os.stat(folder).st_dev: folder for folder in folders}
-            if all(bulkwrite.syncfs(folder) for folder in devices.values()):
-                return
-            for path in files:  # no syncfs here: each file after all
-                fd = os.open(path, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-        for folder in folders:
-            self._fsync_dir(folder)
-
-    @staticmethod
-    def _fsync_dir(folder: Path) -> None:
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
     # -- git -----------------------------------------------------------------
     @property
@@ -485,7 +503,7 @@ class ContentTree:
             failed = bulkwrite.store_blobs(self.git_root, contents, git_env())
             if failed is not None:
                 raise GitError(("fast-import",), failed, self._git_root or None)
-            return self._commit_many(paths, message, author)
+            return bulkwrite.commit_many(self._git, self.git_dir, paths, message, author)
         # The usual write, under the write lock where each git process counts: made in
         # this process (gitfast.py), or by one `add` and one `commit`.
         done = gitfast.commit(self.git_root, self.git_dir, paths, message, author,
@@ -528,35 +546,6 @@ class ContentTree:
             return False
         self._git("commit", "-q", "--no-verify", "--author", author, "-m", message,
                   "--", *known)
-        return True
-
-    def _commit_many(self, paths: list[str], message: str, author: str) -> bool:
-        """`commit` for a large write (an import). Each command above matches every
-        path given against every file git knows (minutes for 10,000 files): here the
-        paths go through stdin, staged in the index (as `add` does), then committed
-        from a temporary index made from HEAD, so whatever else is staged stays out."""
-        listing = "".join(f"{p}\0" for p in paths)
-        # --remove: a path gone from the tree leaves the index; one git never had is
-        # passed over, as `commit` does with it.
-        staging = ("update-index", "--add", "--remove", "-z", "--stdin")
-        self._git(*staging, stdin=listing)
-        head = self._git("rev-parse", "--verify", "--quiet", "HEAD^{tree}", check=False).strip()
-        assert self.git_dir is not None
-        index = self.git_dir / f"calendar-app-index-{secrets.token_hex(6)}"
-        env = {"GIT_INDEX_FILE": str(index)}
-        try:
-            if head:
-                self._git("read-tree", "HEAD", env=env)
-            self._git(*staging, stdin=listing, env=env)
-            tree = self._git("write-tree", env=env).strip()
-            empty = self._git("hash-object", "-t", "tree", "--stdin", stdin="").strip()
-            if tree == (head or empty):
-                return False
-            self._git("commit", "-q", "--no-verify", "--author", author, "-m", message,
-                      env=env)
-        finally:
-            index.unlink(missing_ok=True)
-            index.with_name(index.name + ".lock").unlink(missing_ok=True)
         return True
 
     def committed_at(self, relpath: str) -> dt.datetime | None:

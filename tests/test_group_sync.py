@@ -1,0 +1,156 @@
+"""Group commit of durability (calendar_app/store/durable.py): an interface write
+flushes nothing under the write lock; once it let go of it, one sync of the file
+system covers it and every write done meanwhile, before the push that carries them
+and before the answer. The faults injected here (a sync held back) show the order:
+nothing is answered nor pushed before the sync that covers it has finished."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BASE, git
+from test_sync import make_app, make_remote
+
+from calendar_app.store import bulkwrite, durable
+from calendar_app.store import content as content_mod
+from calendar_app.store.content import ContentTree
+from calendar_app.sync import netfast
+
+pytestmark = pytest.mark.skipif(not durable.available(), reason="needs syncfs (Linux)")
+AUTHOR = "Writer <writer@example.org>"
+
+
+def _venue(n: int) -> dict[str, str]:
+    return {f"venues/group-{n}.yaml": f"id: {9100 + n}\nname: Group {n}\nslug: group-{n}\n"}
+
+
+class Gate:
+    """syncfs as the kernel does it, noted in `events`, held back while `closed`."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, events: list[str],
+                 pause: float = 0.0) -> None:
+        self.open = threading.Event()
+        self.open.set()
+        self.calls = 0
+        real = bulkwrite.syncfs
+
+        def syncfs(folder: Path) -> bool:
+            self.open.wait(30)
+            time.sleep(pause)
+            done = real(folder)
+            self.calls += 1
+            events.append("synced")
+            return done
+        monkeypatch.setattr(bulkwrite, "syncfs", syncfs)
+
+
+def test_no_flush_under_the_lock_and_the_sync_after_the_settling(
+        content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = ContentTree(content, tmp_path / "state" / "lock")
+    events: list[str] = []
+    Gate(monkeypatch, events)
+    real_fsync = os.fsync
+    monkeypatch.setattr(content_mod.os, "fsync",
+                        lambda fd: (events.append("fsync"), real_fsync(fd))[1])
+    with tree.group_synced(lambda: events.append("settled")), tree.locked():
+        tree.apply(_venue(1), "venues: one", AUTHOR)
+        events.append("lock let go")
+    # Not one flush under the lock; the push (settling) first, then one sync.
+    assert events == ["lock let go", "settled", "synced"]
+    assert tree.group_sync.covered(time.monotonic_ns() - 10**9)
+    assert git(content, "log", "-1", "--format=%s").strip() == "venues: one"
+    # Outside a group-synced block a write still flushes its own files (CLI, imports).
+    events.clear()
+    with tree.locked():
+        tree.apply(_venue(2), "venues: two", AUTHOR)
+    assert "fsync" in events and "synced" not in events
+
+
+def test_writers_waiting_together_share_one_sync(
+        content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = ContentTree(content, tmp_path / "state" / "lock")
+    events: list[str] = []
+    gate = Gate(monkeypatch, events, pause=0.05)
+    gate.open.clear()
+    done: list[int] = []
+
+    def writer(n: int) -> None:
+        with tree.group_synced(lambda: None), tree.locked():
+            tree.apply(_venue(n), f"venues: {n}", AUTHOR)
+        done.append(n)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.3)
+    assert done == []  # every writer waits for a sync; the first one is held
+    gate.open.set()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(done) == list(range(6))
+    # The first sync started before most writes were done; the next covers them all.
+    assert 1 <= gate.calls <= 3, gate.calls
+    assert len(git(content, "log", "--format=%s", "-6").splitlines()) == 6
+
+
+def test_a_sync_failing_falls_back_to_syncing_everything(
+        content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = ContentTree(content, tmp_path / "state" / "lock")
+    synced: list[str] = []
+    monkeypatch.setattr(bulkwrite, "syncfs", lambda folder: False)
+    monkeypatch.setattr(durable.os, "sync", lambda: synced.append("all"))
+    with tree.group_synced(lambda: None), tree.locked():
+        tree.apply(_venue(3), "venues: three", AUTHOR)
+    assert synced == ["all"]
+
+
+def test_answered_only_after_the_sync_without_a_remote(
+        client, admin: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    client.get(f"{BASE}/events")  # the app is up before the gate closes
+    events: list[str] = []
+    gate = Gate(monkeypatch, events)
+    gate.open.clear()
+    answers: list[int] = []
+    thread = threading.Thread(target=lambda: answers.append(client.post(
+        f"{BASE}/venues", headers=admin, json={"venue": "Held venue"}).status_code))
+    thread.start()
+    time.sleep(0.4)
+    assert answers == [] and events == []  # committed, not answered before its sync
+    gate.open.set()
+    thread.join(30)
+    assert answers == [201] and events == ["synced"]
+
+
+def test_pushed_and_answered_only_after_the_sync(
+        tmp_path: Path, admin: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote = make_remote(tmp_path)
+    app = make_app(tmp_path, str(remote))
+    client = app.test_client()
+    client.get(f"{BASE}/")
+    assert app.extensions["calendar"].remote_sync.caught_up.wait(30)
+    events: list[str] = []
+    real_push = netfast.push
+    monkeypatch.setattr(netfast, "push", lambda *a, **k: (events.append("push"),
+                                                          real_push(*a, **k))[1])
+    gate = Gate(monkeypatch, events)
+    gate.open.clear()
+    answers: list = []
+    thread = threading.Thread(target=lambda: answers.append(client.post(
+        f"{BASE}/venues", headers=admin, json={"venue": "Pushed venue"})))
+    thread.start()
+    time.sleep(0.4)
+    assert answers == [] and events == []  # neither pushed nor answered
+    assert 'create "Pushed venue"' not in git(remote, "log", "-1", "--format=%s", "main")
+    gate.open.set()
+    thread.join(30)
+    resp = answers[0]
+    assert resp.status_code == 201 and resp.headers["X-Calendar-Sync"] == "pushed"
+    # One sync for the write, made by the push before it sent anything; the writer
+    # found itself covered by it.
+    assert events == ["synced", "push"]
+    assert 'create "Pushed venue"' in git(remote, "log", "-1", "--format=%s", "main")
+    app.extensions["calendar"].close()
