@@ -75,9 +75,9 @@ class Service(Linking):
     def _writing(self) -> Iterator[None]:
         """The tree's write lock (other threads and processes), then the catalog's;
         the rules are checked against the latest catalog version, not the one the
-        request started with (ids and slugs taken meanwhile). The files are made
-        durable together with other writers' once the lock is let go (group_synced):
-        after the push, which syncs before it sends, and before the answer."""
+        request started with (ids and slugs taken meanwhile). The files are flushed
+        together with other writers' once the lock is let go (group_synced), before
+        the push and the answer."""
         # `_settle` runs after an error too: a commit made before it is still pushed.
         with self.catalog.tree.group_synced(self._settle), self.catalog.tree.locked(), \
                 self.catalog.lock:

@@ -1,8 +1,8 @@
 """Group commit of durability (calendar_app/store/durable.py): an interface write
-flushes nothing under the write lock; once it let go of it, one sync of the file
-system covers it and every write done meanwhile, before the push that carries them
-and before the answer. The faults injected here (a sync held back) show the order:
-nothing is answered nor pushed before the sync that covers it has finished."""
+flushes nothing under the write lock; once it let go of it, its files are flushed in
+one batch with the other writers' waiting then, before its push and its answer. The
+faults injected here (a flush held back) show the order: nothing is answered nor
+pushed before its files are flushed."""
 
 from __future__ import annotations
 
@@ -15,12 +15,11 @@ import pytest
 from conftest import BASE, git
 from test_sync import make_app, make_remote
 
-from calendar_app.store import bulkwrite, durable
 from calendar_app.store import content as content_mod
+from calendar_app.store import durable
 from calendar_app.store.content import ContentTree
 from calendar_app.sync import netfast
 
-pytestmark = pytest.mark.skipif(not durable.available(), reason="needs syncfs (Linux)")
 AUTHOR = "Writer <writer@example.org>"
 
 
@@ -29,39 +28,51 @@ def _venue(n: int) -> dict[str, str]:
 
 
 class Gate:
-    """syncfs as the kernel does it, noted in `events`, held back while `closed`."""
+    """A batch's flushes as they are, noted in `events` ("synced" once per batch),
+    held back while `open` is clear."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, events: list[str],
                  pause: float = 0.0) -> None:
         self.open = threading.Event()
         self.open.set()
-        self.calls = 0
-        real = bulkwrite.syncfs
+        self.paths: list[Path] = []
+        real = durable.fsync_path
+        first = [True]
 
-        def syncfs(folder: Path) -> bool:
+        def fsync_path(path: Path) -> None:
             self.open.wait(30)
-            time.sleep(pause)
-            done = real(folder)
-            self.calls += 1
-            events.append("synced")
-            return done
-        monkeypatch.setattr(bulkwrite, "syncfs", syncfs)
+            if first[0]:  # the first path of a batch: sorted, files before folders
+                time.sleep(pause)
+            real(path)
+            self.paths.append(path)
+            first[0] = False
+        real_flush = durable.GroupSync.flush
+
+        def flush(group: durable.GroupSync, paths: object) -> None:
+            before = group.batches
+            real_flush(group, paths)
+            if group.batches > before:
+                events.append("synced")
+        monkeypatch.setattr(durable, "fsync_path", fsync_path)
+        monkeypatch.setattr(durable.GroupSync, "flush", flush)
 
 
 def test_no_flush_under_the_lock_and_the_sync_after_the_settling(
         content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tree = ContentTree(content, tmp_path / "state" / "lock")
     events: list[str] = []
-    Gate(monkeypatch, events)
+    gate = Gate(monkeypatch, events)
     real_fsync = os.fsync
     monkeypatch.setattr(content_mod.os, "fsync",
                         lambda fd: (events.append("fsync"), real_fsync(fd))[1])
     with tree.group_synced(lambda: events.append("settled")), tree.locked():
         tree.apply(_venue(1), "venues: one", AUTHOR)
         events.append("lock let go")
-    # Not one flush under the lock; the push (settling) first, then one sync.
-    assert events == ["lock let go", "settled", "synced"]
-    assert tree.group_sync.covered(time.monotonic_ns() - 10**9)
+    # Not one flush under the lock; the files flushed, then the push (settling).
+    assert "fsync" not in events[:events.index("lock let go")]
+    assert [e for e in events if e != "fsync"] == ["lock let go", "synced", "settled"]
+    assert content / "venues/group-1.yaml" in gate.paths
+    assert content / "venues" in gate.paths
     assert git(content, "log", "-1", "--format=%s").strip() == "venues: one"
     # Outside a group-synced block a write still flushes its own files (CLI, imports).
     events.clear()
@@ -92,20 +103,10 @@ def test_writers_waiting_together_share_one_sync(
     for thread in threads:
         thread.join(30)
     assert sorted(done) == list(range(6))
-    # The first sync started before most writes were done; the next covers them all.
-    assert 1 <= gate.calls <= 3, gate.calls
+    # The first batch took what was there; the writers arriving meanwhile went in one.
+    assert 1 <= tree.group_sync.batches <= 3, tree.group_sync.batches
+    assert {content / f"venues/group-{n}.yaml" for n in range(6)} <= set(gate.paths)
     assert len(git(content, "log", "--format=%s", "-6").splitlines()) == 6
-
-
-def test_a_sync_failing_falls_back_to_syncing_everything(
-        content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    tree = ContentTree(content, tmp_path / "state" / "lock")
-    synced: list[str] = []
-    monkeypatch.setattr(bulkwrite, "syncfs", lambda folder: False)
-    monkeypatch.setattr(durable.os, "sync", lambda: synced.append("all"))
-    with tree.group_synced(lambda: None), tree.locked():
-        tree.apply(_venue(3), "venues: three", AUTHOR)
-    assert synced == ["all"]
 
 
 def test_answered_only_after_the_sync_without_a_remote(
@@ -149,8 +150,7 @@ def test_pushed_and_answered_only_after_the_sync(
     thread.join(30)
     resp = answers[0]
     assert resp.status_code == 201 and resp.headers["X-Calendar-Sync"] == "pushed"
-    # One sync for the write, made by the push before it sent anything; the writer
-    # found itself covered by it.
+    # The write's files flushed, then its push.
     assert events == ["synced", "push"]
     assert 'create "Pushed venue"' in git(remote, "log", "-1", "--format=%s", "main")
     app.extensions["calendar"].close()

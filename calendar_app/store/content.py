@@ -18,7 +18,6 @@ import signal
 import stat
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,10 +149,10 @@ class ContentTree:
         self._unsynced: set[Path] | None = None  # folders to sync at the end of _apply
         self._unsynced_files: list[Path] | None = None  # files, too, in a large _apply
         self._fast_commits = 0  # commits gitfast made: git's maintenance every so many
-        # .on: this thread's writes wait for a group sync (durable.py); .written: when
-        # its last one was done (monotonic ns).
+        # .on: this thread's writes are flushed in a group (durable.py); .written: the
+        # files and folders to flush.
         self._defer = threading.local()
-        self.group_sync = durable.GroupSync(lock_path.parent, self._sync_folders)
+        self.group_sync = durable.GroupSync()
 
     # -- reading -------------------------------------------------------------
     def scan(self) -> Iterator[FileStat]:
@@ -258,35 +257,30 @@ class ContentTree:
 
     @contextlib.contextmanager
     def group_synced(self, settle: Callable[[], object]) -> Iterator[None]:
-        """This thread's writes in the block are not flushed one by one (durable.py): on
-        leaving, `settle` runs (a push, which syncs before it sends), then they are
-        made durable, with every other write done meanwhile, before returning."""
+        """This thread's writes in the block are not flushed one by one under the lock
+        (durable.py): on leaving, they are flushed with other writers' waiting then,
+        and only then `settle` runs (the push, the answer)."""
         if getattr(self._defer, "on", False):
             yield  # nested: the outer block settles
             return
-        self._defer.on, self._defer.written = durable.available(), 0
+        self._defer.on, self._defer.written = True, set()
         try:
             yield
         finally:
             self._defer.on = False
             try:
-                settle()
+                self.group_sync.flush(self._defer.written)
             finally:
-                self.group_sync.wait(self._defer.written)
+                self._defer.written = set()
+                settle()
 
-    def _deferred(self) -> bool:
-        """Whether this thread's writes are synced later, as a group; if so, the time
-        of the latest is noted (call once written)."""
+    def _deferred(self, *paths: Path) -> bool:
+        """Whether this thread's writes are flushed later, as a group; if so `paths`
+        are noted for it."""
         if getattr(self._defer, "on", False):
-            self._defer.written = time.monotonic_ns()
+            self._defer.written.update(paths)
             return True
         return False
-
-    def _sync_folders(self) -> list[Path]:
-        """Where a write writes: the files, the intent, git's objects and refs."""
-        git_dir = self.git_dir
-        return [self.root, self.lock_path.parent,
-                *((git_dir, git_dir / "objects") if git_dir else ())]
 
     def write_text(self, relpath: str, text: str) -> None:
         self._write_atomic(self.root / relpath, text)
@@ -310,7 +304,7 @@ class ContentTree:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        if self._deferred():
+        if self._deferred(target, target.parent):
             return
         if self._unsynced_files is not None:
             self._unsynced_files.append(target)
@@ -340,13 +334,13 @@ class ContentTree:
     def remove(self, relpath: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             (self.root / relpath).unlink()
-        if not self._deferred():
+        if not self._deferred((self.root / relpath).parent):
             durable.fsync_dir((self.root / relpath).parent)
 
     def rename(self, old: str, new: str) -> None:
         (self.root / new).parent.mkdir(parents=True, exist_ok=True)
         os.replace(self.root / old, self.root / new)
-        if not self._deferred():
+        if not self._deferred((self.root / new).parent, (self.root / old).parent):
             durable.fsync_dir((self.root / new).parent)
 
     @property
@@ -381,6 +375,8 @@ class ContentTree:
             self.intent_path.unlink(missing_ok=True)
             raise
         self.intent_path.unlink(missing_ok=True)
+        if getattr(self._defer, "on", False):  # done with: not worth a flush
+            self._defer.written -= {self.intent_path, self.intent_path.parent}
 
     def blocking_state(self) -> str | None:
         """Why writes must wait now (the git state and how to end it), or None."""
@@ -411,7 +407,7 @@ class ContentTree:
                     self.remove(path)
                 else:
                     self.write_text(path, text)
-            if not self._deferred():
+            if not getattr(self._defer, "on", False):
                 durable.sync_files(self._unsynced or (), self._unsynced_files)
         finally:
             self._unsynced = self._unsynced_files = None
@@ -421,7 +417,6 @@ class ContentTree:
             touched.append(RETIRED_IDS_FILE)
         self.commit(touched, intent["message"], intent["author"],
                     [t for t in intent["changes"].values() if t is not None])
-        self._deferred()  # git's objects and refs: in the group sync too
 
     def recover(self) -> str | None:
         """Finish a write a crash interrupted; returns its message, None if none."""

@@ -324,9 +324,6 @@ class RemoteSync:
         """Push the branch: the head pushed, "" when refused (the remote moved on);
         in-process where it can be (netfast.py), else with git."""
         head = self._rev(f"refs/heads/{self.branch}")
-        # Nothing leaves before it is durable here: the writes of the group this push
-        # carries were not flushed one by one (store/durable.py); one sync for them all.
-        self.tree.group_sync.sync_now()
         fast = netfast.push(self.tree.git_dir, self.remote, head,
                             f"refs/heads/{self.branch}", deadline)
         if fast == "refused":
