@@ -109,6 +109,24 @@ def test_writers_waiting_together_share_one_sync(
     assert len(git(content, "log", "--format=%s", "-6").splitlines()) == 6
 
 
+def test_a_large_write_keeps_its_one_syncfs(content: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import in a group-synced block: its thousands of files are not flushed one
+    by one in the batch, the file system is synced once as before."""
+    tree = ContentTree(content, tmp_path / "state" / "lock")
+    syncs: list[Path] = []
+    monkeypatch.setattr(content_mod.bulkwrite, "syncfs",
+                        lambda folder: syncs.append(folder) or True)
+    events: list[str] = []
+    gate = Gate(monkeypatch, events)
+    changes: dict[str, str] = {}
+    for n in range(content_mod.SYNC_ONCE_FROM + 3):
+        changes.update(_venue(n))
+    with tree.group_synced(lambda: None), tree.locked():
+        tree.apply(changes, "venues: many", AUTHOR)
+    assert syncs and not [p for p in gate.paths if p.suffix == ".yaml"]
+
+
 def test_answered_only_after_the_sync_without_a_remote(
         client, admin: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     client.get(f"{BASE}/events")  # the app is up before the gate closes

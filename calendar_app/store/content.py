@@ -304,8 +304,8 @@ class ContentTree:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        if self._deferred(target, target.parent):
-            return
+        if self._unsynced_files is None and self._deferred(target, target.parent):
+            return  # a large write (an import) keeps its one syncfs, below
         if self._unsynced_files is not None:
             self._unsynced_files.append(target)
         if self._unsynced is not None:
@@ -407,7 +407,7 @@ class ContentTree:
                     self.remove(path)
                 else:
                     self.write_text(path, text)
-            if not getattr(self._defer, "on", False):
+            if many or not getattr(self._defer, "on", False):
                 durable.sync_files(self._unsynced or (), self._unsynced_files)
         finally:
             self._unsynced = self._unsynced_files = None
