@@ -75,14 +75,18 @@ class Service(Linking):
     def _writing(self) -> Iterator[None]:
         """The tree's write lock (other threads and processes), then the catalog's;
         the rules are checked against the latest catalog version, not the one the
-        request started with (ids and slugs taken meanwhile)."""
-        try:
-            with self.catalog.tree.locked(), self.catalog.lock:
-                self.catalog.pin_latest()
-                yield
-        finally:  # after an error too: a commit made before it is still pushed
-            for hook in self.settled:
-                hook()
+        request started with (ids and slugs taken meanwhile). The files are flushed
+        together with other writers' once the lock is let go (group_synced), before
+        the push and the answer."""
+        # `_settle` runs after an error too: a commit made before it is still pushed.
+        with self.catalog.tree.group_synced(self._settle), self.catalog.tree.locked(), \
+                self.catalog.lock:
+            self.catalog.pin_latest()
+            yield
+
+    def _settle(self) -> None:
+        for hook in self.settled:
+            hook()
 
     def create(self, collection: str, body: dict, user: User | None,
                reuse: bool = True) -> tuple[Record, bool]:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..model.resources import RESOURCES
 from ..model.settings import DEFAULT_SETTINGS
-from . import bulkwrite, gitfast, yamlfile
+from . import bulkwrite, durable, gitfast, yamlfile
 
 SETTINGS_FILE = "calendar.yaml"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -149,6 +149,10 @@ class ContentTree:
         self._unsynced: set[Path] | None = None  # folders to sync at the end of _apply
         self._unsynced_files: list[Path] | None = None  # files, too, in a large _apply
         self._fast_commits = 0  # commits gitfast made: git's maintenance every so many
+        # .on: this thread's writes are flushed in a group (durable.py); .written: the
+        # files and folders to flush.
+        self._defer = threading.local()
+        self.group_sync = durable.GroupSync()
 
     # -- reading -------------------------------------------------------------
     def scan(self) -> Iterator[FileStat]:
@@ -251,6 +255,33 @@ class ContentTree:
                 finally:
                     fcntl.flock(fh, fcntl.LOCK_UN)
 
+    @contextlib.contextmanager
+    def group_synced(self, settle: Callable[[], object]) -> Iterator[None]:
+        """This thread's writes in the block are not flushed one by one under the lock
+        (durable.py): on leaving, they are flushed with other writers' waiting then,
+        and only then `settle` runs (the push, the answer)."""
+        if getattr(self._defer, "on", False):
+            yield  # nested: the outer block settles
+            return
+        self._defer.on, self._defer.written = True, set()
+        try:
+            yield
+        finally:
+            self._defer.on = False
+            try:
+                self.group_sync.flush(self._defer.written)
+            finally:
+                self._defer.written = set()
+                settle()
+
+    def _deferred(self, *paths: Path) -> bool:
+        """Whether this thread's writes are flushed later, as a group; if so `paths`
+        are noted for it."""
+        if getattr(self._defer, "on", False):
+            self._defer.written.update(paths)
+            return True
+        return False
+
     def write_text(self, relpath: str, text: str) -> None:
         self._write_atomic(self.root / relpath, text)
 
@@ -258,26 +289,29 @@ class ContentTree:
         """Atomic replace: temp file in the same folder, fsync, rename. The file keeps
         its mode; a new one gets 0666 less the umask, as an editor would make it.
         Within `_apply`, the folders are synced once at the end, not once per file, and
-        in a large one the files too (`_sync_written`)."""
+        in a large one the files too (`durable.sync_files`); in a group-synced
+        block neither (`group_synced`)."""
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = self._temp_file(target)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
                 fh.flush()
-                if self._unsynced_files is None:
+                if self._unsynced_files is None and not getattr(self._defer, "on", False):
                     os.fsync(fh.fileno())
             os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+        if self._unsynced_files is None and self._deferred(target, target.parent):
+            return  # a large write (an import) keeps its one syncfs, below
         if self._unsynced_files is not None:
             self._unsynced_files.append(target)
         if self._unsynced is not None:
             self._unsynced.add(target.parent)
         else:
-            self._fsync_dir(target.parent)
+            durable.fsync_dir(target.parent)
 
     @staticmethod
     def _temp_file(target: Path) -> tuple[int, str]:
@@ -300,12 +334,14 @@ class ContentTree:
     def remove(self, relpath: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             (self.root / relpath).unlink()
-        self._fsync_dir((self.root / relpath).parent)
+        if not self._deferred((self.root / relpath).parent):
+            durable.fsync_dir((self.root / relpath).parent)
 
     def rename(self, old: str, new: str) -> None:
         (self.root / new).parent.mkdir(parents=True, exist_ok=True)
         os.replace(self.root / old, self.root / new)
-        self._fsync_dir((self.root / new).parent)
+        if not self._deferred((self.root / new).parent, (self.root / old).parent):
+            durable.fsync_dir((self.root / new).parent)
 
     @property
     def intent_path(self) -> Path:
@@ -339,6 +375,8 @@ class ContentTree:
             self.intent_path.unlink(missing_ok=True)
             raise
         self.intent_path.unlink(missing_ok=True)
+        if getattr(self._defer, "on", False):  # done with: not worth a flush
+            self._defer.written -= {self.intent_path, self.intent_path.parent}
 
     def blocking_state(self) -> str | None:
         """Why writes must wait now (the git state and how to end it), or None."""
@@ -369,7 +407,8 @@ class ContentTree:
                     self.remove(path)
                 else:
                     self.write_text(path, text)
-            self._sync_written()
+            if many or not getattr(self._defer, "on", False):
+                durable.sync_files(self._unsynced or (), self._unsynced_files)
         finally:
             self._unsynced = self._unsynced_files = None
         if intent["retire"]:
@@ -411,32 +450,6 @@ class ContentTree:
         for hook in self.recovery_hooks:
             hook(list(intent["changes"]))
         return intent["message"]
-
-    def _sync_written(self) -> None:
-        """Make what `_apply` wrote durable: the folders, and in a large write the
-        files, with one syncfs(2) per file system where the platform has it."""
-        folders = sorted(self._unsynced or ())
-        files = self._unsynced_files
-        if files is not None:
-            devices = {os.stat(folder).st_dev: folder for folder in folders}
-            if all(bulkwrite.syncfs(folder) for folder in devices.values()):
-                return
-            for path in files:  # no syncfs here: each file after all
-                fd = os.open(path, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-        for folder in folders:
-            self._fsync_dir(folder)
-
-    @staticmethod
-    def _fsync_dir(folder: Path) -> None:
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
     # -- git -----------------------------------------------------------------
     @property
@@ -485,7 +498,7 @@ class ContentTree:
             failed = bulkwrite.store_blobs(self.git_root, contents, git_env())
             if failed is not None:
                 raise GitError(("fast-import",), failed, self._git_root or None)
-            return self._commit_many(paths, message, author)
+            return bulkwrite.commit_many(self._git, self.git_dir, paths, message, author)
         # The usual write, under the write lock where each git process counts: made in
         # this process (gitfast.py), or by one `add` and one `commit`.
         done = gitfast.commit(self.git_root, self.git_dir, paths, message, author,
@@ -528,35 +541,6 @@ class ContentTree:
             return False
         self._git("commit", "-q", "--no-verify", "--author", author, "-m", message,
                   "--", *known)
-        return True
-
-    def _commit_many(self, paths: list[str], message: str, author: str) -> bool:
-        """`commit` for a large write (an import). Each command above matches every
-        path given against every file git knows (minutes for 10,000 files): here the
-        paths go through stdin, staged in the index (as `add` does), then committed
-        from a temporary index made from HEAD, so whatever else is staged stays out."""
-        listing = "".join(f"{p}\0" for p in paths)
-        # --remove: a path gone from the tree leaves the index; one git never had is
-        # passed over, as `commit` does with it.
-        staging = ("update-index", "--add", "--remove", "-z", "--stdin")
-        self._git(*staging, stdin=listing)
-        head = self._git("rev-parse", "--verify", "--quiet", "HEAD^{tree}", check=False).strip()
-        assert self.git_dir is not None
-        index = self.git_dir / f"calendar-app-index-{secrets.token_hex(6)}"
-        env = {"GIT_INDEX_FILE": str(index)}
-        try:
-            if head:
-                self._git("read-tree", "HEAD", env=env)
-            self._git(*staging, stdin=listing, env=env)
-            tree = self._git("write-tree", env=env).strip()
-            empty = self._git("hash-object", "-t", "tree", "--stdin", stdin="").strip()
-            if tree == (head or empty):
-                return False
-            self._git("commit", "-q", "--no-verify", "--author", author, "-m", message,
-                      env=env)
-        finally:
-            index.unlink(missing_ok=True)
-            index.with_name(index.name + ".lock").unlink(missing_ok=True)
         return True
 
     def committed_at(self, relpath: str) -> dt.datetime | None:
