@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.build_profile import label  # noqa: E402
+from bench.build_profile import label
 
 
 def main() -> None:
@@ -72,7 +72,7 @@ def main() -> None:
         entry[1] += 1
     profile.disable()
     total = sum(t for t, _ in by_kind.values())
-    print(f"\n| kind of output | sampled | CPU s | ms each | share |\n|---|---|---|---|---|")
+    print("\n| kind of output | sampled | CPU s | ms each | share |\n|---|---|---|---|---|")
     for name, (seconds, count) in sorted(by_kind.items(), key=lambda kv: -kv[1][0]):
         print(f"| {name} | {count:,} | {seconds:.2f} | {1000 * seconds / count:.2f} | "
               f"{seconds / total:.0%} |")
