@@ -53,6 +53,8 @@ class EventView:
     # Markdown of a description is converted once per build and matches the API.
     body: Callable[[], dict] = field(default=dict, repr=False)
     items: dict = field(default_factory=dict, repr=False)  # render.cached_item
+    # The first movable list item (heading, link, HTML), kept when `items` is dropped.
+    kept_item: tuple | None = field(default=None, repr=False)
     # An occurrence's series (docs/recurring-events.md): the occurrence shares its
     # record file, so outputs showing it depend on the series' record (`source_id`).
     series: EventView | None = None
@@ -353,6 +355,7 @@ class SiteModel:
             view.__dict__.pop(name, None)
         view.body = lambda: self.body(record)
         view.items.clear()
+        view.kept_item = None
         for cache in (self.bodies, self.api_bodies, self.snapshots):
             cache.pop(record.id, None)
 

@@ -1,0 +1,70 @@
+"""Each event's first movable list item outlives the recent-items bound
+(render.cached_item, `EventView.kept_item`): an event dropped from the recent ones has
+its items on later pages derived from it, not rendered again, with the same bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import site_options
+from test_build_memory import _content, _files
+
+from calendar_app.site import Builder, memo, render
+
+LIMIT = 4  # recent events whose items are kept: far fewer than the events
+
+
+@pytest.fixture(scope="module")
+def content(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _content(tmp_path_factory.mktemp("items"))
+
+
+def _build(content: Path, out: Path, monkeypatch: pytest.MonkeyPatch,
+           limit: int) -> tuple[Builder, int]:
+    """A one-process build with `limit` recent events; (builder, list items rendered
+    by the macro)."""
+    monkeypatch.setattr(memo, "RECENT_LIMIT", limit)
+    rendered = 0
+    cached_item = render.cached_item
+
+    @render.pass_context
+    def counting(ctx, event, heading, macro):
+        def counted(*args):
+            nonlocal rendered
+            rendered += 1
+            return macro(*args)
+        return cached_item(ctx, event, heading, counted)
+    monkeypatch.setattr(render, "cached_item", counting)
+    builder = Builder(site_options(content, out / "site", out / "cache"))
+    builder.workers = 1
+    report = builder.build()
+    builder.close()
+    assert not report.problems and len(report.written) > 500
+    return builder, rendered
+
+
+def test_dropped_events_derive_items_from_the_kept_one(
+        content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, whole_rendered = _build(content, tmp_path / "whole", monkeypatch, 10**9)
+    small, small_rendered = _build(content, tmp_path / "small", monkeypatch, LIMIT)
+    assert _files(tmp_path / "whole" / "site") == _files(tmp_path / "small" / "site")
+    events = small._last.model.events
+    kept = [e for e in events if e.kept_item is not None]
+    assert len(kept) > 100 and sum(1 for e in events if e.items) <= LIMIT
+    heading, link, item = kept[0].kept_item
+    assert link.startswith("../") and f'<{heading} class="event-title">' in item
+    # Without the kept items the same small build renders many more: each event again
+    # on most list pages after its first (items first made at the site root, the home
+    # page, cannot be moved and are made again either way).
+    monkeypatch.setattr(render, "_from_kept", lambda *_args: None)
+    _, without = _build(content, tmp_path / "without", monkeypatch, LIMIT)
+    assert whole_rendered <= small_rendered and small_rendered * 2 < without
+
+def test_an_edit_drops_the_kept_item(content: Path, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    builder, _ = _build(content, tmp_path / "one", monkeypatch, LIMIT)
+    model = builder._last.model
+    view = next(e for e in model.events if e.kept_item is not None)
+    model.refresh_event(view, view.record)
+    assert view.kept_item is None and not view.items
