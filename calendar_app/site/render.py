@@ -155,10 +155,7 @@ def _from_kept(event: EventView, heading: str, link: str) -> Markup | None:
     if event.kept_item is None:
         return None
     first_heading, first_link, first = event.kept_item
-    moved = _moved((first_link, first), link)
-    if moved is None or first_heading == heading:
-        return moved
-    return _reheaded(moved, first_heading, heading)
+    return _derived({first_heading: (first_link, first)}, heading, link)
 
 
 def _forget_items(event: EventView) -> None:
