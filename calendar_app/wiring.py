@@ -60,13 +60,14 @@ class Calendar:
     # this one add theirs (the import sources' scheduler, http/app.py).
     background: list = field(default_factory=list)
     _pid: int = 0
+    _closed: bool = False  # a closed calendar answers reads but starts no thread again
     _start_lock: threading.Lock = field(default_factory=threading.Lock)
     loaded_in: int = field(default_factory=os.getpid)  # the process that loaded it
 
     def ensure_started(self) -> None:
         """Background threads run in the serving process: after a gunicorn fork the
         parent's threads are gone, so (re)start them on the first request."""
-        if self._pid == os.getpid():
+        if self._pid == os.getpid() or self._closed:
             return
         with self._start_lock:
             if self._pid == os.getpid():
@@ -126,6 +127,7 @@ class Calendar:
             self.watcher = None
         self.index.stop()
         self._pid = 0
+        self._closed = True
 
 
 def open_calendar(content: Path, users_file: Path, cache_dir: Path | None = None,

@@ -195,6 +195,19 @@ def test_clone_on_first_start_and_write_is_pushed(tmp_path: Path, remote: Path,
     assert code == 0 and "every commit is pushed" in out, out
 
 
+def test_a_closed_calendar_answers_reads_and_starts_no_thread_again(
+        tmp_path: Path, remote: Path) -> None:
+    """Threads start on a process's first request (after a fork too); once the calendar
+    is closed a later read must not start them again: nothing would stop them, and they
+    would outlive the folder they work in."""
+    app = make_app(tmp_path, str(remote))
+    client = started(app)
+    calendar = app.extensions["calendar"]
+    calendar.close()
+    assert client.get(f"{BASE}/events").status_code == 200
+    assert calendar.remote_sync._thread is None
+
+
 def test_end_to_end_over_git_daemon_with_signed_webhooks(tmp_path: Path, remote: Path,
                                                          users: dict[str, str]) -> None:
     """Over git:// and real HTTP: a write lands in the remote; a commit another clone
