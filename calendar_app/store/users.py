@@ -40,6 +40,9 @@ _CAPS = {
 }
 
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+# libyaml's loader where PyYAML has it: the file is read at every start and after every
+# change of it, ~10x faster than the pure-Python loader (same values for this file).
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DEFAULT_HASH_N = _SCRYPT["n"]
 MIN_SIGN_IN_LENGTH = 10
 MAX_SIGN_IN_LENGTH = 1024  # scrypt's cost grows with the input: bound what a form can send
@@ -109,7 +112,7 @@ class UserStore:
             self._users, self._last_id, self._mtime = [], 0, None
             return self._users
         if mtime != self._mtime:
-            data = yaml.safe_load(self.path.read_text()) or {}
+            data = yaml.load(self.path.read_text(), Loader=_Loader) or {}
             self._users = list(data.get("users") or [])
             # Files written before the mark was kept: the highest id in them.
             self._last_id = max([int(data.get("last_user_id") or 0),
