@@ -5,8 +5,9 @@
 the write lock on a busy machine, most of what a write holds it for. Here the same
 commit is made in about a millisecond: the paths are staged in the index as `git add
 -A -- paths` stages them, the commit's tree is HEAD's with only those paths taken from
-the index (as `git commit -- paths`: whatever else is staged stays out), and the
-branch moves only if it is still at HEAD's commit (libgit2 checks), with its reflog.
+the index (as `git commit -- paths`: whatever else is staged stays out; only the
+folders on those paths' way are built again), and the branch moves only if it is
+still at HEAD's commit (libgit2 checks), with its reflog.
 
 Whenever git itself would do more than that, `commit` answers None and the caller runs
 git: a signing key to use, hooks that run even with --no-verify, attributes (filters,
