@@ -2,6 +2,7 @@
 in-process (Flask's test client) against a clone of a `git daemon` remote.
 
     python bench/write_profile.py [--writes 40] [--threads 8] [--tuned-remote]
+    python bench/write_profile.py --commit-files 20000 [--writes 15]
 
 Two runs over one server:
 - one writer at a time, `--writes` POSTs under cProfile with the thread's CPU clock: the
@@ -11,6 +12,8 @@ Two runs over one server:
   second, this process's CPU per write and, by thread, what the background threads
   (search index, watcher) spent; the remote's side (the daemon and its receive-packs)
   in both runs.
+`--commit-files N`: instead, the in-process commit alone (store/gitfast.py) of one new
+file in a repository holding N files in one folder, `--writes` times: p50 wall and CPU.
 Run by hand, never by CI.
 """
 
@@ -68,12 +71,40 @@ def thread_cpu() -> dict[str, float]:
     return out
 
 
+def time_commits(files: int, commits: int) -> None:
+    from calendar_app.store import gitfast
+
+    repo = Path(tempfile.mkdtemp(prefix="commit-profile-"))
+    (repo / "events").mkdir()
+    for n in range(files):
+        (repo / "events" / f"e{n:06d}.yaml").write_text(f"id: {n}\ntitle: Event {n}\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-qm", "start")
+    env = {"GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
+    walls, cpus = [], []
+    for n in range(commits):
+        path = f"events/new{n:04d}.yaml"
+        (repo / path).write_text(f"id: {n}\n")
+        wall, cpu = time.perf_counter(), time.process_time()
+        assert gitfast.commit(repo, repo / ".git", [path], f"write {n}", "Bench <b@localhost>",
+                              env) is True
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    print(f"one commit at {files} files: p50 {1000 * sorted(walls)[commits // 2]:.1f} ms wall, "
+          f"{1000 * sorted(cpus)[commits // 2]:.1f} ms CPU (load {loadavg()})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--writes", type=int, default=40)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--tuned-remote", action="store_true")
+    parser.add_argument("--commit-files", type=int, metavar="N")
     args = parser.parse_args()
+    if args.commit_files:
+        time_commits(args.commit_files, args.writes)
+        return 0
     from calendar_app.http.app import create_app
 
     root = Path(tempfile.mkdtemp(prefix="write-profile-"))
