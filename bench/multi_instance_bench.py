@@ -18,7 +18,8 @@ was on the remote (queued pushes are retried by the servers), ids answered but n
 the remote after a minute (lost), ids twice on the remote, how many pushes the remote
 took to its branch (its reflog counts them: writers waiting share
 pushes), the CPU time the servers, their git processes and the daemon spent per write
-while the writes ran (user + system: it holds up under load, where wall-clock figures
+while the writes ran (and in brackets the daemon's share: the remote's side of the
+pushes and fetches) (user + system: it holds up under load, where wall-clock figures
 do not) and the load average (the machine is shared: read it beside the figures).
 `--count-git` adds the git processes per write, by command; `--tuned-remote` configures
 the shared repository as README recommends; `--push-phases N` times one clone's
@@ -134,6 +135,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             trace_files = set(os.listdir(os.environ[TRACE_ENV])) if TRACE_ENV in os.environ \
                 else set()
             cpu_before = sessions_cpu(sessions)
+            remote_before = sessions_cpu(sessions[:1])
             load_before = loadavg()
             threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
             started = time.perf_counter()
@@ -143,6 +145,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                 thread.join()
             wall = time.perf_counter() - started
             cpu = sessions_cpu(sessions) - cpu_before
+            remote_cpu = sessions_cpu(sessions[:1]) - remote_before
             traced = git_processes() - traced_before
             commands = git_commands(trace_files)
             load_after = loadavg()
@@ -161,6 +164,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             for proc in procs:
                 stop_process(proc)
     return {"cpu_per_write": cpu / max(1, len(ids)),
+            "remote_cpu_per_write": remote_cpu / max(1, len(ids)),
             "git_per_write": traced / max(1, len(ids)) if TRACE_ENV in os.environ else None,
             "instances": instances, "writes": writes, "wall": wall,
             "per_second": len(ids) / wall, "p50": statistics.median(latencies),
@@ -355,7 +359,8 @@ def main() -> int:
               f"compare-and-swap rounds per lease, {figures['overlaps']} overlapping blocks")
         return 0
     print("| instances | workers x threads | writes | clients | wall | writes/s | p50 | p95 "
-          "| max | not 201 | queued | pushes | CPU per write | git processes per write "
+          "| max | not 201 | queued | pushes | CPU per write (of it the remote's) "
+          "| git processes per write "
           "| all on remote after | lost "
           "| duplicate ids | load before -> after |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -366,7 +371,8 @@ def main() -> int:
               f"| {f['wall']:.1f} s | "
               f"{f['per_second']:.1f} | {1000 * f['p50']:.0f} ms | {1000 * f['p95']:.0f} ms"
               f" | {1000 * f['max']:.0f} ms | {f['failed']} | {f['queued']} | "
-              f"{f['pushes']} | {1000 * f['cpu_per_write']:.0f} ms | "
+              f"{f['pushes']} | {1000 * f['cpu_per_write']:.0f} ms "
+              f"({1000 * f['remote_cpu_per_write']:.0f} ms) | "
               f"{'-' if f['git_per_write'] is None else format(f['git_per_write'], '.1f')} | "
               f"{f['settled']:.1f} s | {f['lost']} | "
               f"{f['duplicates']} | {f['load']} |", flush=True)

@@ -6,6 +6,7 @@ on real repositories."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -202,3 +203,33 @@ def test_any_change_commits_as_git_would(template: Path, tmp_path: Path,
     assert state(fast)[:3] == state(cli)[:3]
     assert git(fast, "status", "--porcelain") == git(cli, "status", "--porcelain")
     shutil.rmtree(where)
+
+
+@pytest.mark.parametrize("ops, paths", [
+    # a folder emptied by the write: git keeps no empty folder
+    ([("events/2027/c.yaml", None)], ["events/2027/c.yaml"]),
+    # a file where a folder was (its files gone first)
+    ([("events/2027/c.yaml", None), ("events/2027", "now a file\n")],
+     ["events/2027/c.yaml", "events/2027"]),
+    # new folders several levels deep, beside an untouched one
+    ([("venues/2028/05/v.yaml", "v\n"), ("e.txt", "e\n")], ["venues/2028/05/v.yaml", "e.txt"]),
+])
+def test_tree_built_from_the_touched_folders_is_gits(template: Path, tmp_path: Path,
+                                                      ops: list, paths: list[str]) -> None:
+    """The commit's tree is built from the folders on the written paths' way only
+    (`_tree_with`); emptied folders, files and folders trading places end as git's."""
+    fast, cli = twins(template, tmp_path)
+    for repo in (fast, cli):
+        for name, text in ops:
+            path = repo / name
+            if text is None:
+                path.unlink()
+                with contextlib.suppress(OSError):  # emptied: gone, as a tree leaves it
+                    path.parent.rmdir()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+    assert fast_commit(fast, paths) is True
+    assert cli_commit(cli, paths) is True
+    assert state(fast)[:3] == state(cli)[:3]
+    assert git(fast, "status", "--porcelain") == git(cli, "status", "--porcelain")

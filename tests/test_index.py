@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -172,3 +174,37 @@ def test_parsing_over_two_processes_gives_the_same_catalog(tmp_path, monkeypatch
     assert len(split.records) == 99
     assert split.problems == alone.problems
     assert split.problems["events/2026/broken.yaml"].line == 3  # where YAML noticed
+
+
+def test_background_writer_commits_at_most_once_per_interval(setup, monkeypatch) -> None:
+    """A steady stream of changes makes one Whoosh commit per FLUSH_INTERVAL, not one
+    per GATHER_SECONDS (a commit costs about the same for one document or ten); the
+    stream is not starved (commits keep coming), and a lone change after a quiet spell
+    is written within GATHER_SECONDS and a little."""
+    _content, make = setup
+    ix = make(INDEX_IN_BACKGROUND=True).extensions["calendar"].index
+    ix.flush()  # the start-up catch-up, out of the way
+    flushes: list[float] = []
+    real = ix.flush
+
+    def counted() -> int:
+        flushes.append(time.monotonic())
+        return real()
+
+    monkeypatch.setattr(ix, "flush", counted)
+    ix.start()
+    paths = sorted(ix.catalog.paths)[:5]
+    started = time.monotonic()
+    while time.monotonic() - started < 1.0:  # a change every 10 ms for a second
+        ix.on_catalog_change({paths[len(flushes) % len(paths)]}, "test")
+        time.sleep(0.01)
+    streamed = len(flushes)
+    assert 2 <= streamed <= 1.0 / index.FLUSH_INTERVAL + 2, flushes
+    assert all(b - a >= index.FLUSH_INTERVAL * 0.9 for a, b in itertools.pairwise(flushes))
+    time.sleep(index.FLUSH_INTERVAL + 0.3)  # quiet; whatever was pending is written
+    quiet = len(flushes)
+    changed = time.monotonic()
+    ix.on_catalog_change({paths[0]}, "test")
+    while len(flushes) == quiet and time.monotonic() - changed < 2:
+        time.sleep(0.005)
+    assert flushes[-1] - changed < index.GATHER_SECONDS + 0.2

@@ -62,6 +62,10 @@ REBUILD_MB = 256
 # A catch-up of more documents than this is a rebuild in a child process (as is the
 # first build): written in a serving process's thread, it would compete with requests.
 DETACH_ABOVE = 2000
+# The background writer waits this long after a change for more to gather, and lets
+# at least FLUSH_INTERVAL pass between two of its commits (seconds).
+GATHER_SECONDS = 0.05
+FLUSH_INTERVAL = 0.25
 # No stop words and no stemming: WordPress search matches any substring, so "the" or
 # "azz" must still find something; the terms holding a search word are found in each
 # segment's term dictionary (textsearch.Substring).
@@ -441,6 +445,7 @@ class CalendarIndex:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pid = os.getpid()
+        self._flushed = 0.0  # monotonic time of the background thread's last flush
         self.background = background
         self.cache_file: Path | None = None
         # What answers `/events?search=` (postings.py): in memory from the first
@@ -517,9 +522,16 @@ class CalendarIndex:
                 break
             if not self._wake.is_set():
                 continue
-            time.sleep(0.05)  # let a burst of changes gather into one commit
+            # A burst gathers into one commit; a steady stream of writes makes at most
+            # one commit per FLUSH_INTERVAL: a Whoosh commit costs about the same for
+            # one document or ten (it was a quarter of a serving worker's CPU per write
+            # at 50 ms, bench/RESULTS.md pushfast6), and lists stay exact meanwhile
+            # (pending paths are matched in memory).
+            self._stop.wait(max(GATHER_SECONDS,
+                                self._flushed + FLUSH_INTERVAL - time.monotonic()))
             self._wake.clear()
             try:
+                self._flushed = time.monotonic()
                 self.flush()
                 self.memory.rebuild_if_stale()
             except Exception:

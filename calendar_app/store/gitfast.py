@@ -5,8 +5,9 @@
 the write lock on a busy machine, most of what a write holds it for. Here the same
 commit is made in about a millisecond: the paths are staged in the index as `git add
 -A -- paths` stages them, the commit's tree is HEAD's with only those paths taken from
-the index (as `git commit -- paths`: whatever else is staged stays out), and the
-branch moves only if it is still at HEAD's commit (libgit2 checks), with its reflog.
+the index (as `git commit -- paths`: whatever else is staged stays out; only the
+folders on those paths' way are built again), and the branch moves only if it is
+still at HEAD's commit (libgit2 checks), with its reflog.
 
 Whenever git itself would do more than that, `commit` answers None and the caller runs
 git: a signing key to use, hooks that run even with --no-verify, attributes (filters,
@@ -94,15 +95,10 @@ def _commit(pygit2: object, repo: object, git_root: Path, paths: Sequence[str], 
         elif path in index:
             index.remove(path)
     head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit)  # type: ignore
-    only = pygit2.Index()  # type: ignore[attr-defined]
-    if head is not None:
-        only.read_tree(head.tree)
-    for path in paths:
-        if path in index:
-            only.add(index[path])
-        elif path in only:
-            only.remove(path)
-    tree = only.write_tree(repo)
+    changes = {tuple(path.split("/")): index[path] if path in index else None  # noqa: SIM401
+               for path in paths}
+    built = _tree_with(pygit2, repo, None if head is None else head.tree, changes)
+    tree = built[0] if built is not None else _tree_by_index(pygit2, repo, head, index, paths)
     index.write()  # staged as `git add` leaves them, committed or not
     if head is not None and tree == head.tree_id:
         return False
@@ -112,6 +108,63 @@ def _commit(pygit2: object, repo: object, git_root: Path, paths: Sequence[str], 
     repo.create_commit("HEAD", who, committer, text, tree,  # type: ignore[attr-defined]
                        [head.id] if head is not None else [])
     return True
+
+
+def _tree_with(pygit2: object, repo: object, tree: object | None,
+               changes: dict[tuple[str, ...], object | None]) -> tuple[object, int] | None:
+    """(id, entries) of `tree` (None: none yet) with `changes` (path parts -> the index
+    entry to take, None: gone) applied, built from the folders on their way alone: a
+    commit in a folder of 100,000 files does not rebuild every other one (reading all
+    of HEAD's tree into an index and writing it back cost ~65 ms CPU a write at 20,000
+    files, this ~25). None when a path runs through a file or ends on a folder, or two
+    paths do (a file becoming a folder): `_tree_by_index` then."""
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()  # type: ignore
+    folders: dict[str, dict[tuple[str, ...], object | None]] = {}
+    leaves = set()
+    for parts, entry in changes.items():
+        name, old = parts[0], _entry(tree, parts[0])
+        if len(parts) == 1:
+            if old is not None and old.type_str == "tree":  # type: ignore[attr-defined]
+                return None
+            leaves.add(name)
+            if entry is not None:
+                builder.insert(name, entry.id, entry.mode)  # type: ignore[attr-defined]
+            elif old is not None:
+                builder.remove(name)
+        elif old is not None and old.type_str != "tree":  # type: ignore[attr-defined]
+            return None
+        else:
+            folders.setdefault(name, {})[parts[1:]] = entry
+    if leaves & folders.keys():
+        return None
+    for name, below in folders.items():
+        old = _entry(tree, name)
+        built = _tree_with(pygit2, repo, old, below)
+        if built is None:
+            return None
+        if built[1]:
+            builder.insert(name, built[0], pygit2.GIT_FILEMODE_TREE)  # type: ignore
+        elif old is not None:  # git keeps no empty folder
+            builder.remove(name)
+    return builder.write(), len(builder)
+
+
+def _entry(tree: object | None, name: str) -> object | None:
+    return tree[name] if tree is not None and name in tree else None  # type: ignore[index]
+
+
+def _tree_by_index(pygit2: object, repo: object, head: object | None, index: object,
+                   paths: Sequence[str]) -> object:
+    """HEAD's tree with `paths` as the index has them, through a whole index."""
+    only = pygit2.Index()  # type: ignore[attr-defined]
+    if head is not None:
+        only.read_tree(head.tree)  # type: ignore[attr-defined]
+    for path in paths:
+        if path in index:  # type: ignore[operator]
+            only.add(index[path])  # type: ignore[index]
+        elif path in only:
+            only.remove(path)
+    return only.write_tree(repo)
 
 
 def read_ref(git_dir: Path | None, name: str) -> str | None:
