@@ -44,6 +44,9 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     # The events whose list items are kept (cached_item): each event's items are a few
     # KB, kept for every event they grew the builder and each worker with every page.
     env.globals["items_kept"] = memo.Recent(dropped=_forget_items)
+    # rendered_for's blocks: a few dozen venues and organizers at a few depths, but
+    # bounded as the events' caches are, as every event may have organizers of its own.
+    env.globals["blocks_kept"] = memo.Recent()
     install_locale(env, Regional(DEFAULT_SETTINGS["locale"]))
     return env
 
@@ -231,12 +234,6 @@ def rendered_once(ctx, template: str, name: str, *args: object) -> Markup:
     return found
 
 
-# Blocks of records many pages show alike (an event page's venue and organizers): a
-# few dozen records, each block at a few depths and languages; bounded all the same,
-# as a calendar may give every event its own organizers.
-_SHARED: memo.Recent = memo.Recent()
-
-
 @pass_context
 def rendered_for(ctx, records: list, template: str, name: str, *args: object) -> Markup:
     """Macro `name` of `template` called with `records` and `args`, rendered once for
@@ -244,18 +241,18 @@ def rendered_for(ctx, records: list, template: str, name: str, *args: object) ->
     arguments (hashable: links already made relative to the page) and the page's
     depth, site and language. As with rendered_once, the macro may read of the page
     only `root`, `site` and what the language gives. An event page's venue and
-    organizer sections were a fifth of its template's work, the same few dozen
-    venues and organizers on 10,000 pages."""
+    organizer sections: the same few dozen records on 10,000 pages."""
     tpl = ctx.environment.get_template(template)
     site = ctx["site"]
     key = (tpl, name, tuple(map(id, records)), args, ctx.get("root"),
            ctx.get("absolute_root"), ctx.get("lang"), *site.values())
-    found = _SHARED.get(key)
+    kept = ctx.environment.globals["blocks_kept"]
+    found = kept.get(key)
     # The records are kept with the block: no other record takes their id() while
     # the entry lives.
     if found is None:
         module = tpl.make_module(ctx.get_all(), True)
-        found = _SHARED[key] = (tuple(records), Markup(getattr(module, name)(records, *args)))
+        found = kept[key] = (tuple(records), Markup(getattr(module, name)(records, *args)))
     return found[1]
 
 
