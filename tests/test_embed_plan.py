@@ -122,3 +122,35 @@ def test_a_crowded_venue_gets_lists_by_category(tmp_path: Path) -> None:
 def test_no_pairs_where_every_venue_list_is_complete(tmp_path: Path, crowded: int) -> None:
     planned = check_plan(generate(tmp_path, 3, crowded), tmp_path / "cache")
     assert not [e for e in planned if "pair/" in e.paths[0]]
+
+
+def test_an_embed_lists_paths_share_one_answer(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same list by slug and by id: one answer to the query, the same bytes; a new
+    plan (a later build, "now" moved) answers again."""
+    content = generate(tmp_path, 7, 45)
+    builder = Builder(Options(content=content, out=tmp_path / "out", now=NOW,
+                              cache_dir=tmp_path / "cache", progress=False))
+    try:
+        snapshots = ListSnapshots("https://plan.example.org/")
+        asked: list[dict] = []
+        answer = ListSnapshots._get
+
+        def counted(self, reader, collection, raw=None):
+            asked.append(raw)
+            return answer(self, reader, collection, raw)
+
+        monkeypatch.setattr(ListSnapshots, "_get", counted)
+        outputs = [o for o in snapshots.outputs(builder.reader, "d", "n")
+                   if "/embed/" in o.path]
+        linked = [o for o in outputs if o.same_as]
+        assert linked  # venues and categories by slug and by id
+        rendered = {o.path: o.render() for o in outputs}
+        assert len(asked) == len(outputs) - len(linked)
+        for output in linked:
+            assert rendered[output.path] == rendered[output.same_as]
+        list(snapshots.outputs(builder.reader, "d", "later"))
+        linked[0].render()
+        assert len(asked) == len(outputs) - len(linked) + 1
+    finally:
+        builder.close()

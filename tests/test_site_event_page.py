@@ -234,3 +234,34 @@ def test_description_start_matches_the_whole_text() -> None:
     for length in range(1, len(whole) + 50, 13):
         start = _plain_start(html, length)
         assert start[:length] == whole[:length], length
+
+
+def test_venue_section_shared_yet_follows_an_edit(tmp_path: Path) -> None:
+    """The venue section is rendered once for its venue (render.rendered_for): the
+    same bytes on both events there; after an edit of the venue, the same builder
+    shows the new phone on both, the bytes of a fresh build."""
+    content = make_content(tmp_path)
+    out = tmp_path / "public"
+    builder = Builder(options(content, out, tmp_path / "cache"))
+    try:
+        builder.build()
+
+        def section(slug: str) -> str:
+            html = page(out, slug)
+            return html[html.index('<section class="event-venue"'):
+                        html.index("</section>", html.index('class="event-venue"'))]
+        # Delta turns the map link off: another block, the same venue otherwise.
+        assert "View on a map" in section("alpha") and "View on a map" not in section("delta")
+        map_link = re.search(r'<p><a href="https://www\.google.*?</a></p>', section("alpha"))
+        assert section("delta") == section("alpha").replace(map_link.group(0), "")
+        assert "tel:(951)555-0117" in section("alpha") and "555-0117" in section("delta")
+        venue = content / "venues/magnolia-arts-center.yaml"
+        venue.write_text(venue.read_text().replace("555-0117", "555-0199"))
+        builder.reader.catalog.refresh(["venues/magnolia-arts-center.yaml"])
+        assert not builder.build().problems
+        assert "555-0199" in section("alpha") and "555-0199" in section("delta")
+        assert "555-0117" not in section("alpha") + section("delta")
+    finally:
+        builder.close()
+    build(options(content, tmp_path / "full", tmp_path / "cache-full"))
+    assert tree(out) == tree(tmp_path / "full")

@@ -333,11 +333,14 @@ class Pages:
             image_size=(image["width"], image["height"]) if image and "width" in image
             else None,
             cost=model.cost_text(e), website=e.record.get("website"),
-            venue_path=model.page_of(venue) if venue else None,
-            venue_address=address_lines(venue, territory=model.territory) if venue else [],
+            # Links made here, the arguments of the shared sections (render.rendered_for).
+            venue_href=paths.relative(model.page_of(venue), e.path) if venue else None,
+            venue_address=tuple(address_lines(venue, territory=model.territory))
+            if venue else (),
             map_url=map_url(venue, model.territory) if venue is not None and show_link else None,
             term_paths={t.id: model.page_of(t) for t in (*e.categories, *e.tags)},
-            organizer_paths={o.id: model.page_of(o) for o in e.organizers},
+            organizer_hrefs=tuple(paths.relative(model.page_of(o), e.path)
+                                  for o in e.organizers),
             breadcrumbs=[{"name": c.name, "path": model.page_of(c)}
                          for c in model.breadcrumb_categories(e)],
             all_events=paths.page(paths.UPCOMING), prev_event=before, next_event=after,

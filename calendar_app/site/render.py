@@ -39,10 +39,14 @@ def make_environment(user_templates: Path | None = None) -> Environment:
                       auto_reload=False)
     env.filters.update(url=_url, iso=iso_moment)
     env.globals.update(page_links=page_links, cached_item=cached_item,
-                       rendered_once=rendered_once, event_links=event_links)
+                       rendered_once=rendered_once, rendered_for=rendered_for,
+                       event_links=event_links)
     # The events whose list items are kept (cached_item): each event's items are a few
     # KB, kept for every event they grew the builder and each worker with every page.
     env.globals["items_kept"] = memo.Recent(dropped=_forget_items)
+    # rendered_for's blocks: a few dozen venues and organizers at a few depths, but
+    # bounded as the events' caches are, as every event may have organizers of its own.
+    env.globals["blocks_kept"] = memo.Recent()
     install_locale(env, Regional(DEFAULT_SETTINGS["locale"]))
     return env
 
@@ -228,6 +232,28 @@ def rendered_once(ctx, template: str, name: str, *args: object) -> Markup:
         module = tpl.make_module(ctx.get_all(), True)  # as an import with context
         found = _ONCE[key] = Markup(getattr(module, name)(*args))
     return found
+
+
+@pass_context
+def rendered_for(ctx, records: list, template: str, name: str, *args: object) -> Markup:
+    """Macro `name` of `template` called with `records` and `args`, rendered once for
+    those records (the same objects: an edited file gives a new Record), those
+    arguments (hashable: links already made relative to the page) and the page's
+    depth, site and language. As with rendered_once, the macro may read of the page
+    only `root`, `site` and what the language gives. An event page's venue and
+    organizer sections: the same few dozen records on 10,000 pages."""
+    tpl = ctx.environment.get_template(template)
+    site = ctx["site"]
+    key = (tpl, name, tuple(map(id, records)), args, ctx.get("root"),
+           ctx.get("absolute_root"), ctx.get("lang"), *site.values())
+    kept = ctx.environment.globals["blocks_kept"]
+    found = kept.get(key)
+    # The records are kept with the block: no other record takes their id() while
+    # the entry lives.
+    if found is None:
+        module = tpl.make_module(ctx.get_all(), True)
+        found = kept[key] = (tuple(records), Markup(getattr(module, name)(records, *args)))
+    return found[1]
 
 
 PAGER_REACH = 2  # pages shown on each side of the current one

@@ -112,9 +112,11 @@ class ListSnapshots:
 
     def __init__(self, site_url: str) -> None:
         self.site_url = site_url
+        self._last: tuple[object, tuple, bytes] | None = None  # _embed_list's
 
     def outputs(self, reader: Reader, catalog_digest: str, now_key: str) -> Iterator[Output]:
         shape = f"list {catalog_digest} {now_key}"
+        self._last = None  # a new plan: "now" may have moved since
         for collection in RESOURCES:
             path = f"{paths.REST_DIR}{collection}.json"
             yield Output(path, (), shape, lambda c=collection: self._get(reader, c),
@@ -136,8 +138,22 @@ class ListSnapshots:
             first, *links = embed.paths
             for path in embed.paths:
                 yield Output(path, deps, shape,
-                             lambda q=embed.query: self._get(reader, "events", q),
+                             lambda q=embed.query: self._embed_list(reader, q),
                              kind="json-list", same_as=first if path in links else "")
+
+    def _embed_list(self, reader: Reader, raw: dict) -> bytes:
+        """The answer to the component's query `raw`. Its paths (by slug, by id) are
+        rendered one after the other (the same records, so neighbours in the
+        builder's order): the second takes the first's bytes, where it answered the
+        whole query again before its hard link (457 of 632 lists at 10,000 events,
+        8-20 ms each). One answer kept, for the catalog version it was made from."""
+        view, key = reader.catalog.current, tuple(raw.items())
+        last = self._last
+        if last is not None and last[0] is view and last[1] == key:
+            return last[2]
+        data = self._get(reader, "events", raw)
+        self._last = (view, key, data)
+        return data
 
     def _context(self, reader: Reader) -> query.Context:
         catalog = reader.catalog
