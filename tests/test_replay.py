@@ -318,6 +318,17 @@ def test_fetch_left_to_git(tmp_path: Path) -> None:
     assert netfast.fetch(a.tree.git_dir, "nosuch", spec, time.monotonic() + 30) is None
 
 
+def test_libgit2_timing_out_a_hair_early_is_still_a_stall() -> None:
+    """libgit2 gets the time left in whole ms, so its time-out may fire just before the
+    deadline: that is the remote stalling, not a failure to hand to git."""
+    import pygit2
+
+    soon = time.monotonic() + 5
+    assert netfast._out_of_time(pygit2.GitError("could not read from socket: timed out"), soon)
+    assert not netfast._out_of_time(pygit2.GitError("unexpected http status code: 404"), soon)
+    assert netfast._out_of_time(pygit2.GitError("anything"), time.monotonic() - 0.001)
+
+
 def test_stalled_remote_is_stalled_in_time(tmp_path: Path) -> None:
     _, (a, _b) = make_sides(tmp_path)
     server = StalledRemote()

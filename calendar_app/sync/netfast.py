@@ -41,8 +41,8 @@ def fetch(git_dir: Path | None, remote: str, refspec: str, deadline: float) -> b
     except _Late:
         raise RemoteStalled(f"git fetch got no answer from the remote in time "
                             f"({url})") from None
-    except (pygit2.GitError, KeyError, ValueError, OSError):
-        if time.monotonic() >= deadline:
+    except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
+        if _out_of_time(exc, deadline):
             raise RemoteStalled(f"git fetch got no answer from the remote in time "
                                 f"({url})") from None
         return None
@@ -68,7 +68,7 @@ def push(git_dir: Path | None, remote: str, head: str, ref: str,
     except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
         if any(words in str(exc) for words in _REFUSED_HERE):
             return "refused"
-        if time.monotonic() >= deadline:
+        if _out_of_time(exc, deadline):
             raise RemoteStalled(f"git push got no answer from the remote in time "
                                 f"({url})") from None
         return None
@@ -84,6 +84,12 @@ def verdict(ref: str, refusal: str | None) -> str:
         return "refused"
     words = " ".join(refusal.split())[:200] or "no reason given"
     raise SyncError(f"git push failed: the remote refused {ref}: {words}")
+
+
+def _out_of_time(exc: Exception, deadline: float) -> bool:
+    """libgit2's socket time-outs are set to the time left, truncated to whole ms and
+    started a moment later: its "timed out" may come a hair before `deadline`."""
+    return time.monotonic() >= deadline or "timed out" in str(exc)
 
 
 def _remote(git_dir: Path | None, remote: str,
