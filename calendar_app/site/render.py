@@ -47,6 +47,9 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     # rendered_for's blocks: a few dozen venues and organizers at a few depths, but
     # bounded as the events' caches are, as every event may have organizers of its own.
     env.globals["blocks_kept"] = memo.Recent()
+    # rendered_once's blocks: a handful per depth and language, with this environment's
+    # templates (a new environment, new templates: nothing kept for the old ones).
+    env.globals["once_kept"] = {}
     install_locale(env, Regional(DEFAULT_SETTINGS["locale"]))
     return env
 
@@ -212,9 +215,6 @@ def _moved(first: tuple[str, Markup], link: str) -> Markup | None:
     return Markup(str(item).replace(f'"{escape(old)}"', f'"{escape(link)}"'))
 
 
-_ONCE: dict[tuple, Markup] = {}
-
-
 @pass_context
 def rendered_once(ctx, template: str, name: str, *args: object) -> Markup:
     """Macro `name` of `template` called with `args`, rendered once per page depth,
@@ -224,13 +224,11 @@ def rendered_once(ctx, template: str, name: str, *args: object) -> Markup:
     on a miss (a `{% from ... import ... with context %}` on every page made one a
     page). Keyed by the template object too, which a change of templates replaces."""
     tpl = ctx.environment.get_template(template)
-    site = ctx["site"]
-    key = (tpl, name, args, ctx.get("root"), ctx.get("absolute_root"), ctx.get("lang"),
-           *site.values())
-    found = _ONCE.get(key)
+    kept = ctx.environment.globals["once_kept"]
+    key = _shared_key(ctx, tpl, name, args)
+    found = kept.get(key)
     if found is None:
-        module = tpl.make_module(ctx.get_all(), True)  # as an import with context
-        found = _ONCE[key] = Markup(getattr(module, name)(*args))
+        found = kept[key] = _call_macro(ctx, tpl, name, args)
     return found
 
 
@@ -243,17 +241,26 @@ def rendered_for(ctx, records: list, template: str, name: str, *args: object) ->
     only `root`, `site` and what the language gives. An event page's venue and
     organizer sections: the same few dozen records on 10,000 pages."""
     tpl = ctx.environment.get_template(template)
-    site = ctx["site"]
-    key = (tpl, name, tuple(map(id, records)), args, ctx.get("root"),
-           ctx.get("absolute_root"), ctx.get("lang"), *site.values())
     kept = ctx.environment.globals["blocks_kept"]
+    key = (tuple(map(id, records)), *_shared_key(ctx, tpl, name, args))
     found = kept.get(key)
     # The records are kept with the block: no other record takes their id() while
     # the entry lives.
     if found is None:
-        module = tpl.make_module(ctx.get_all(), True)
-        found = kept[key] = (tuple(records), Markup(getattr(module, name)(records, *args)))
+        found = kept[key] = (tuple(records), _call_macro(ctx, tpl, name, (records, *args)))
     return found[1]
+
+
+def _shared_key(ctx, tpl: object, name: str, args: tuple) -> tuple:
+    """What a block shared by many pages may depend on: the macro, its arguments and
+    the page's depth, site and language."""
+    return (tpl, name, args, ctx.get("root"), ctx.get("absolute_root"), ctx.get("lang"),
+            *ctx["site"].values())
+
+
+def _call_macro(ctx, tpl: object, name: str, args: tuple) -> Markup:
+    module = tpl.make_module(ctx.get_all(), True)  # as an import with context
+    return Markup(getattr(module, name)(*args))
 
 
 PAGER_REACH = 2  # pages shown on each side of the current one
