@@ -6,6 +6,7 @@ several processes."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from pathlib import Path
@@ -124,6 +125,39 @@ def test_files_have_their_type_and_validators(served) -> None:
         assert since.status_code == 304
     head = client.head("/")
     assert head.status_code == 200 and head.data == b""
+
+
+def test_a_page_replaced_while_served_is_sent_whole(served) -> None:
+    """The builder renames new pages over old ones: each answer is one version, whole,
+    with its own length (a send by path announced one file's length, sent another's)."""
+    import threading
+
+    app, client, _content, _tmp = served
+    out = Path(app.extensions["site"].out)
+    versions = [b"short\n", b"a much longer version of the page\n" * 40]
+    target, stop = out / "race.txt", threading.Event()
+    target.write_bytes(versions[0])
+
+    def replace() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            spare = out / f".race-{n % 2}"
+            spare.write_bytes(versions[n % 2])
+            os.replace(spare, target)
+
+    writer = threading.Thread(target=replace)
+    writer.start()
+    try:
+        for _ in range(300):
+            answer = client.get("/race.txt")
+            assert answer.status_code == 200
+            assert answer.data in versions
+            assert int(answer.headers["Content-Length"]) == len(answer.data)
+    finally:
+        stop.set()
+        writer.join()
+        target.unlink()
 
 
 def test_a_folder_without_its_slash_redirects(served) -> None:

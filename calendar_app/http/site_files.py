@@ -10,6 +10,7 @@ interface keeps `/wp-json/`: a path there that no API route takes is the API's 4
 
 from __future__ import annotations
 
+import io
 import mimetypes
 import os
 import re
@@ -85,9 +86,16 @@ def site_file(path: str) -> Response:
 
 
 def _send(target: str, download: str = "") -> Response:
-    response = send_file(target, mimetype=content_type(target), conditional=True, etag=True,
-                         max_age=None, download_name=download or None,
-                         as_attachment=bool(download))
+    # One open file for the length, the validators and the bytes: the builder replaces
+    # pages by renaming new files over them, and a send by path (stat, then open) could
+    # announce the old page's length and send the new one's bytes.
+    with open(target, "rb") as fh:
+        stat = os.fstat(fh.fileno())
+        body = io.BytesIO(fh.read())
+    response = send_file(body, mimetype=content_type(target), conditional=True,
+                         etag=f"{stat.st_mtime_ns:x}-{stat.st_size:x}-{stat.st_ino:x}",
+                         last_modified=stat.st_mtime, max_age=None,
+                         download_name=download or None, as_attachment=bool(download))
     response.headers["Cache-Control"] = "no-cache"
     return response
 
