@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app.site import Options, build
+from calendar_app.site import build
 
 REPO = Path(__file__).resolve().parent.parent
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
@@ -72,9 +72,10 @@ def make_content(root: Path, settings: str = "") -> Path:
 
 def build_in(root: Path, locale: str | None, settings: str = "") -> Path:
     """make_content(root, settings) built into root/public in `locale`."""
-    report = build(Options(content=make_content(root, settings), out=root / "public",
-                           now=NOW, base_url=BASE_URL, cache_dir=root / "cache",
-                           progress=False, locale=locale))
+    from conftest import site_options
+
+    report = build(site_options(make_content(root, settings), root / "public", root / "cache",
+                                BASE_URL, locale=locale))
     assert report.written and not report.problems, report.problems
     return root / "public"
 

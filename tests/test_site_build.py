@@ -15,6 +15,7 @@ from pathlib import Path
 import icalendar
 import pytest
 import sitebuilds
+from conftest import compiled_templates
 
 from calendar_app.http.app import create_app
 from calendar_app.site import Builder, Options, build
@@ -38,7 +39,8 @@ small_sample = sitebuilds.small_sample
 
 def make_options(content: Path, out: Path, tmp: Path, **extra) -> Options:
     return Options(content=content, out=out, now=NOW, base_url=BASE_URL,
-                   cache_dir=tmp / "cache", progress=False, **extra)
+                   cache_dir=tmp / "cache", progress=False,
+                   compiled_templates=compiled_templates(), **extra)
 
 
 @pytest.fixture(scope="module")

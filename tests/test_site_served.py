@@ -13,7 +13,7 @@ from pathlib import Path
 
 import icalendar
 import pytest
-from conftest import BASE, NOW, make_repo
+from conftest import BASE, NOW, compiled_templates, make_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -94,7 +94,8 @@ def test_the_site_is_what_build_makes(served, tmp_path: Path) -> None:
     assert "X-Robots-Tag" not in home.headers  # the website is for search engines
     assert client.get(f"{BASE}/events").headers["X-Robots-Tag"] == "noindex"
     build(Options(content=content, out=tmp_path / "public", now=NOW, base_url=LOCAL,
-                  cache_dir=tmp_path / "cache", progress=False))
+                  cache_dir=tmp_path / "cache", progress=False,
+                  compiled_templates=compiled_templates()))
 
     def digests(root: Path) -> dict[str, str]:
         return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
