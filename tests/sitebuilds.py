@@ -152,3 +152,14 @@ def small_sample(target: Path) -> Path:
 
     shutil.copytree(REPO / "content", target, ignore=ignore)
     return target
+
+
+def sample_copy(factory: pytest.TempPathFactory, target: Path) -> Path:
+    """A copy of the run's built sample (`sample_site`) in `target`: its content,
+    output (public) and caches (cache). A builder over it starts as a restarted one
+    does (a first build renders nothing), for tests that edit a built sample and
+    compare with full builds, instead of building the sample again first."""
+    root = sample_site(factory).parent
+    for name in ("content", "public", "cache"):
+        shutil.copytree(root / name, target / name)
+    return target
