@@ -154,12 +154,33 @@ def small_sample(target: Path) -> Path:
     return target
 
 
+def _copy_built(root: Path, target: Path) -> Path:
+    for name in ("content", "public", "cache"):
+        shutil.copytree(root / name, target / name)
+    return target
+
+
 def sample_copy(factory: pytest.TempPathFactory, target: Path) -> Path:
     """A copy of the run's built sample (`sample_site`) in `target`: its content,
     output (public) and caches (cache). A builder over it starts as a restarted one
     does (a first build renders nothing), for tests that edit a built sample and
     compare with full builds, instead of building the sample again first."""
-    root = sample_site(factory).parent
-    for name in ("content", "public", "cache"):
-        shutil.copytree(root / name, target / name)
-    return target
+    return _copy_built(sample_site(factory).parent, target)
+
+
+def small_site(factory: pytest.TempPathFactory) -> Path:
+    """`small_sample` built with conftest's `site_options` (today is NOW), once per
+    run (`shared`): its output folder, beside its content and cache folders."""
+    from conftest import site_options
+
+    def make(root: Path) -> Path:
+        report = build(site_options(small_sample(root / "content"), root / "public",
+                                    root / "cache", BASE_URL))
+        assert report.written and not report.problems, report.problems
+        return root / "public"
+    return shared(factory, "small", make)
+
+
+def small_copy(factory: pytest.TempPathFactory, target: Path) -> Path:
+    """`sample_copy` for the small calendar (`small_site`)."""
+    return _copy_built(small_site(factory).parent, target)
