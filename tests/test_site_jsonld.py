@@ -168,8 +168,10 @@ def test_online_event(built: tuple[Path, Path]) -> None:
 
 
 def test_performer_type_from_settings(built: tuple[Path, Path], tmp_path: Path) -> None:
-    content = tmp_path / "content"
-    shutil.copytree(built[0], content)
+    # The small calendar with the module's two events: one page is looked at.
+    content = small_sample(tmp_path / "content")
+    for name in ("hybrid-jazz-summit-2027.yaml", "webinar-on-archives-2027.yaml"):
+        shutil.copy(built[0] / "events/2027" / name, content / "events/2027" / name)
     with (content / "calendar.yaml").open("a") as fh:
         fh.write("performer_type: PerformingGroup\n")
     build(Options(content=content, out=tmp_path / "public", now=NOW, base_url=BASE_URL,
