@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from calendar_app.site import Options, build
+from calendar_app.site import build
 
 REPO = Path(__file__).resolve().parent.parent
 NOW = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
@@ -72,9 +72,10 @@ def make_content(root: Path, settings: str = "") -> Path:
 
 def build_in(root: Path, locale: str | None, settings: str = "") -> Path:
     """make_content(root, settings) built into root/public in `locale`."""
-    report = build(Options(content=make_content(root, settings), out=root / "public",
-                           now=NOW, base_url=BASE_URL, cache_dir=root / "cache",
-                           progress=False, locale=locale))
+    from conftest import site_options
+
+    report = build(site_options(make_content(root, settings), root / "public", root / "cache",
+                                BASE_URL, locale=locale))
     assert report.written and not report.problems, report.problems
     return root / "public"
 
@@ -151,3 +152,35 @@ def small_sample(target: Path) -> Path:
 
     shutil.copytree(REPO / "content", target, ignore=ignore)
     return target
+
+
+def _copy_built(root: Path, target: Path) -> Path:
+    for name in ("content", "public", "cache"):
+        shutil.copytree(root / name, target / name)
+    return target
+
+
+def sample_copy(factory: pytest.TempPathFactory, target: Path) -> Path:
+    """A copy of the run's built sample (`sample_site`) in `target`: its content,
+    output (public) and caches (cache). A builder over it starts as a restarted one
+    does (a first build renders nothing), for tests that edit a built sample and
+    compare with full builds, instead of building the sample again first."""
+    return _copy_built(sample_site(factory).parent, target)
+
+
+def small_site(factory: pytest.TempPathFactory) -> Path:
+    """`small_sample` built with conftest's `site_options` (today is NOW), once per
+    run (`shared`): its output folder, beside its content and cache folders."""
+    from conftest import site_options
+
+    def make(root: Path) -> Path:
+        report = build(site_options(small_sample(root / "content"), root / "public",
+                                    root / "cache", BASE_URL))
+        assert report.written and not report.problems, report.problems
+        return root / "public"
+    return shared(factory, "small", make)
+
+
+def small_copy(factory: pytest.TempPathFactory, target: Path) -> Path:
+    """`sample_copy` for the small calendar (`small_site`)."""
+    return _copy_built(small_site(factory).parent, target)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import compiled_templates
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup
@@ -120,7 +121,8 @@ def test_a_failing_pulled_item_fails_the_run() -> None:
 
 def _build(content: Path, out: Path, cache: Path) -> Builder:
     builder = Builder(Options(content=content, out=out, now=NOW, cache_dir=cache,
-                              base_url="https://example.org/", progress=False))
+                              base_url="https://example.org/", progress=False,
+                              compiled_templates=compiled_templates()))
     builder.workers = 1
     assert not builder.build().problems
     return builder

@@ -15,6 +15,7 @@ from pathlib import Path
 import icalendar
 import pytest
 import sitebuilds
+from conftest import compiled_templates
 
 from calendar_app.http.app import create_app
 from calendar_app.site import Builder, Options, build
@@ -38,7 +39,8 @@ small_sample = sitebuilds.small_sample
 
 def make_options(content: Path, out: Path, tmp: Path, **extra) -> Options:
     return Options(content=content, out=out, now=NOW, base_url=BASE_URL,
-                   cache_dir=tmp / "cache", progress=False, **extra)
+                   cache_dir=tmp / "cache", progress=False,
+                   compiled_templates=compiled_templates(), **extra)
 
 
 @pytest.fixture(scope="module")
@@ -351,12 +353,21 @@ def test_deterministic(site: Path, tmp_path: Path) -> None:
     assert [k for k in first if first[k] != second[k]] == []
 
 
-def test_incremental_rewrite_and_removal(tmp_path: Path) -> None:
-    content = small_sample(tmp_path / "content")
+def built_small(factory: pytest.TempPathFactory, tmp_path: Path) -> Path:
+    """The run's built small calendar copied into tmp_path (content, public, cache: as
+    make_options(content, tmp_path / "public", tmp_path) builds it): for the tests of
+    a running builder that began with a full build of it."""
+    return sitebuilds.small_copy(factory, tmp_path) / "content"
+
+
+def test_incremental_rewrite_and_removal(tmp_path: Path,
+                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    content = built_small(tmp_path_factory, tmp_path)
     out = tmp_path / "public"
     builder = Builder(make_options(content, out, tmp_path))
     try:
-        total = len(builder.build().written)
+        total = len(tree_bytes(out))
+        assert builder.build().written == []  # the built copy: nothing to redo
         assert builder.build().written == []  # nothing changed: nothing rewritten
         stamp = (out / "venue/the-blue-lantern/index.html").stat().st_mtime_ns
         event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
@@ -397,11 +408,12 @@ def tree_bytes(root: Path) -> dict[Path, bytes]:
             if p.is_file() and p.name != ".build-manifest"}
 
 
-def test_watch_edits_match_a_full_build(tmp_path: Path) -> None:
+def test_watch_edits_match_a_full_build(tmp_path: Path,
+                                        tmp_path_factory: pytest.TempPathFactory) -> None:
     """Text edits take the incremental path (only the outputs showing the event are
     looked at); a date edit re-plans everything. Either way: the full build's bytes."""
-    content = small_sample(tmp_path / "content")
-    builder = Builder(make_options(content, tmp_path / "a", tmp_path))
+    content = built_small(tmp_path_factory, tmp_path)
+    builder = Builder(make_options(content, tmp_path / "public", tmp_path))
     event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
     relpath = "events/2026/holiday-messiah-sing-along-2026.yaml"
     try:
@@ -418,7 +430,7 @@ def test_watch_edits_match_a_full_build(tmp_path: Path) -> None:
             skipped.append(report.skipped)
             fresh = tmp_path / f"full-{len(skipped)}"
             build(make_options(content, fresh, tmp_path / "other"))
-            assert tree_bytes(tmp_path / "a") == tree_bytes(fresh), new
+            assert tree_bytes(tmp_path / "public") == tree_bytes(fresh), new
         # The text edits were incremental: outputs not showing the event were not even
         # planned, while the date edit's full plan skipped most of the site (on the
         # small calendar: 45 against 251).
@@ -427,14 +439,15 @@ def test_watch_edits_match_a_full_build(tmp_path: Path) -> None:
         builder.close()
 
 
-def test_parallel_build_matches_one_process(tmp_path: Path, monkeypatch) -> None:
+def test_parallel_build_matches_one_process(tmp_path: Path, monkeypatch,
+                                            tmp_path_factory: pytest.TempPathFactory) -> None:
     """Large builds fork: outputs taken in runs by whichever process is free, then
     the feeds dealt out by size. The bytes are those of a build in one process."""
     from calendar_app.site import builder as builder_module
     from calendar_app.store import parallel
 
+    one = sitebuilds.small_site(tmp_path_factory)  # built in one process
     content = small_sample(tmp_path / "content")
-    build(make_options(content, tmp_path / "one", tmp_path / "one-cache"))
     calls: list[tuple[int, int]] = []
     pulled: list[tuple[int, int]] = []
     run, run_pulled = parallel.run, parallel.run_pulled
@@ -458,10 +471,10 @@ def test_parallel_build_matches_one_process(tmp_path: Path, monkeypatch) -> None
             report = builder.build()
         finally:
             builder.close()
-        assert tree_bytes(tmp_path / out) == tree_bytes(tmp_path / "one"), out
+        assert tree_bytes(tmp_path / out) == tree_bytes(one), out
         # Feeds, and the months' and days' exports (made of the same VEVENTs).
         feeds = sum(1 for name in ("calendar.ics", "events.ics")
-                    for _ in (tmp_path / "one").rglob(name))
+                    for _ in one.rglob(name))
         # Every output but the feeds, pulled by two processes, then the feeds (dealt
         # out by size, also when warm: all in one process made warm builds slower).
         outputs = len(report.written) + report.unchanged
@@ -469,12 +482,13 @@ def test_parallel_build_matches_one_process(tmp_path: Path, monkeypatch) -> None
         assert [n for n, workers in calls if workers == 2][-1] == feeds, calls
 
 
-def test_watch_rebuilds_on_save(tmp_path: Path) -> None:
+def test_watch_rebuilds_on_save(tmp_path: Path,
+                                tmp_path_factory: pytest.TempPathFactory) -> None:
     import threading
 
     from calendar_app.site.watch import watch
 
-    content = small_sample(tmp_path / "content")
+    content = built_small(tmp_path_factory, tmp_path)
     out = tmp_path / "public"
     builder = Builder(make_options(content, out, tmp_path))
     builder.build()
@@ -504,14 +518,15 @@ def test_watch_rebuilds_on_save(tmp_path: Path) -> None:
         builder.close()
 
 
-def test_watch_goes_on_after_a_build_that_raises(tmp_path: Path) -> None:
+def test_watch_goes_on_after_a_build_that_raises(tmp_path: Path,
+                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
     """The server's builder process runs this loop: an unexpected fault in one build is
     logged and the next save builds again, instead of ending the watch."""
     import threading
 
     from calendar_app.site.watch import watch
 
-    content = small_sample(tmp_path / "content")
+    content = built_small(tmp_path_factory, tmp_path)
     out = tmp_path / "public"
     builder = Builder(make_options(content, out, tmp_path))
     builder.build()
@@ -657,10 +672,11 @@ MESSIAH_OWN = ["event/holiday-messiah-sing-along-2026/index.html",
                f"{REST}/events/101.json", f"{REST}/events/by-slug/holiday-messiah-sing-along-2026.json"]
 
 
-def test_running_builder_keeps_the_last_good_page_of_a_broken_file(tmp_path: Path) -> None:
+def test_running_builder_keeps_the_last_good_page_of_a_broken_file(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     """--watch: a save that breaks a file leaves that record's outputs as they were
     (lists drop it); other edits meanwhile keep them; the fix gives a full build's bytes."""
-    content = small_sample(tmp_path / "content")
+    content = built_small(tmp_path_factory, tmp_path)
     out = tmp_path / "public"
     builder = Builder(make_options(content, out, tmp_path, keep_going=True))
     event = content / MESSIAH
@@ -696,8 +712,8 @@ def test_running_builder_keeps_the_last_good_page_of_a_broken_file(tmp_path: Pat
 
 
 def test_deleting_a_file_still_removes_its_page_while_another_is_broken(
-        tmp_path: Path) -> None:
-    content = small_sample(tmp_path / "content")
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    content = built_small(tmp_path_factory, tmp_path)
     out = tmp_path / "public"
     builder = Builder(make_options(content, out, tmp_path, keep_going=True))
     try:

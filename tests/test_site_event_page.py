@@ -12,7 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import embed_snapshots
+from conftest import compiled_templates, embed_snapshots
 from markupsafe import Markup
 
 from calendar_app.site import Builder, Options, build
@@ -63,7 +63,7 @@ def make_content(root: Path) -> Path:
 
 def options(content: Path, out: Path, cache: Path) -> Options:
     return Options(content=content, out=out, now=NOW, base_url="https://example.org/",
-                   cache_dir=cache, progress=False)
+                   cache_dir=cache, progress=False, compiled_templates=compiled_templates())
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import icalendar
 import pytest
+from conftest import compiled_templates
 from sitebuilds import small_sample
 
 from calendar_app.cli import main as cli_main
@@ -88,7 +89,7 @@ def make_content(target: Path, settings: str = "", small: bool = False) -> Path:
 def options(content: Path, out: Path, cache: Path, base_url: str = BASE_URL,
             now: dt.datetime = NOW, keep_going: bool = False) -> Options:
     return Options(content=content, out=out, now=now, base_url=base_url, cache_dir=cache,
-                   progress=False, keep_going=keep_going)
+                   progress=False, compiled_templates=compiled_templates(), keep_going=keep_going)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import NEEDS_CHROMIUM
+from conftest import NEEDS_CHROMIUM, compiled_templates
 
 from calendar_app.site import Options, build
 
@@ -61,7 +61,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("grid")
     report = build(Options(content=make_content(tmp), out=tmp / "public", now=NOW,
                            base_url="https://example.org/", cache_dir=tmp / "cache",
-                           progress=False))
+                           progress=False, compiled_templates=compiled_templates()))
     assert not report.problems
     return tmp / "public"
 

@@ -17,6 +17,7 @@ import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
+from conftest import compiled_templates
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sitebuilds import NOW, REPO, language_sites, make_content
@@ -230,7 +231,8 @@ def test_any_locale_or_week_start_is_accepted_or_named(locale: object,
 def test_check_and_build_name_a_bad_locale_with_its_line(tmp_path: Path) -> None:
     content = make_content(tmp_path, "locale: xx_QQ\nweek_start: someday\n")
     report = build(Options(content=content, out=tmp_path / "public", now=NOW,
-                           cache_dir=tmp_path / "cache", progress=False))
+                           cache_dir=tmp_path / "cache", progress=False,
+                           compiled_templates=compiled_templates()))
     assert report.stopped and not (tmp_path / "public").exists()
     problems = {p.message.split(" (")[0].split(",")[0]: p.line for p in report.problems}
     lines = (content / "calendar.yaml").read_text().splitlines()

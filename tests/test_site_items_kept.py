@@ -44,11 +44,23 @@ def _build(content: Path, out: Path, monkeypatch: pytest.MonkeyPatch,
     return builder, rendered
 
 
+@pytest.fixture(scope="module")
+def limited(content: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Builder, int, Path]:
+    """The build with LIMIT recent events both tests look at (builder, list items
+    rendered, its site). test_an_edit_drops_the_kept_item refreshes one of its events,
+    which takes that event's kept item, nothing the other test counts on."""
+    folder = tmp_path_factory.mktemp("small")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        builder, rendered = _build(content, folder, monkeypatch, LIMIT)
+    return builder, rendered, folder / "site"
+
+
 def test_dropped_events_derive_items_from_the_kept_one(
-        content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        content: Path, limited: tuple[Builder, int, Path], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     _, whole_rendered = _build(content, tmp_path / "whole", monkeypatch, 10**9)
-    small, small_rendered = _build(content, tmp_path / "small", monkeypatch, LIMIT)
-    assert _files(tmp_path / "whole" / "site") == _files(tmp_path / "small" / "site")
+    small, small_rendered, site = limited
+    assert _files(tmp_path / "whole" / "site") == _files(site)
     events = small._last.model.events
     kept = [e for e in events if e.kept_item is not None]
     assert len(kept) > 100 and sum(1 for e in events if e.items) <= LIMIT
@@ -61,9 +73,9 @@ def test_dropped_events_derive_items_from_the_kept_one(
     _, without = _build(content, tmp_path / "without", monkeypatch, LIMIT)
     assert whole_rendered <= small_rendered and small_rendered * 2 < without
 
-def test_an_edit_drops_the_kept_item(content: Path, tmp_path: Path,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    builder, _ = _build(content, tmp_path / "one", monkeypatch, LIMIT)
+
+def test_an_edit_drops_the_kept_item(limited: tuple[Builder, int, Path]) -> None:
+    builder = limited[0]
     model = builder._last.model
     view = next(e for e in model.events if e.kept_item is not None)
     model.refresh_event(view, view.record)

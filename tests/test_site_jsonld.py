@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import embed_snapshots
+from conftest import compiled_templates, embed_snapshots
 from schemaorg_check import check
 from sitebuilds import small_sample
 
@@ -79,7 +79,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     (content / "events/2027/hybrid-jazz-summit-2027.yaml").write_text(MIXED)
     (content / "events/2027/webinar-on-archives-2027.yaml").write_text(ONLINE)
     report = build(Options(content=content, out=tmp / "public", now=NOW, base_url=BASE_URL,
-                           cache_dir=tmp / "cache", progress=False))
+                           cache_dir=tmp / "cache", progress=False,
+                           compiled_templates=compiled_templates()))
     assert report.written and not report.problems
     return content, tmp / "public"
 
@@ -167,12 +168,15 @@ def test_online_event(built: tuple[Path, Path]) -> None:
 
 
 def test_performer_type_from_settings(built: tuple[Path, Path], tmp_path: Path) -> None:
-    content = tmp_path / "content"
-    shutil.copytree(built[0], content)
+    # The small calendar with the module's two events: one page is looked at.
+    content = small_sample(tmp_path / "content")
+    for name in ("hybrid-jazz-summit-2027.yaml", "webinar-on-archives-2027.yaml"):
+        shutil.copy(built[0] / "events/2027" / name, content / "events/2027" / name)
     with (content / "calendar.yaml").open("a") as fh:
         fh.write("performer_type: PerformingGroup\n")
     build(Options(content=content, out=tmp_path / "public", now=NOW, base_url=BASE_URL,
-                  cache_dir=tmp_path / "cache", progress=False))
+                  cache_dir=tmp_path / "cache", progress=False,
+                  compiled_templates=compiled_templates()))
     ld = page_json_ld(page(tmp_path / "public", "hybrid-jazz-summit-2027"))
     assert ld["performer"] == [{"@type": "PerformingGroup", "name": "The Blue Notes"},
                                {"@type": "PerformingGroup", "name": "Ada Park"}]
@@ -340,7 +344,8 @@ def test_edits_rebuild_like_a_full_build(built: tuple[Path, Path], tmp_path: Pat
 
     def options(out: str, cache: str) -> Options:
         return Options(content=content, out=tmp_path / out, now=NOW, base_url=BASE_URL,
-                       cache_dir=tmp_path / cache, progress=False)
+                       cache_dir=tmp_path / cache, progress=False,
+                       compiled_templates=compiled_templates())
     builder = Builder(options("a", "cache"))
     try:
         builder.build()

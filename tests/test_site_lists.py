@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import shutil
 import struct
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,7 +12,7 @@ from urllib.parse import unquote
 
 import pytest
 import sitebuilds
-from conftest import SAMPLE, site_options
+from conftest import site_options
 
 from calendar_app.site import Builder, build
 
@@ -183,15 +182,15 @@ def tree(root: Path) -> dict[Path, bytes]:
             if p.is_file() and p.name != ".build-manifest"}
 
 
-def test_incremental_builds_follow_new_months_and_images(tmp_path: Path) -> None:
+def test_incremental_builds_follow_new_months_and_images(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     """A new last month changes every jump menu; a replaced image the thumbnails'
     sizes: a running builder gives the bytes of a full build (the pages' bytes, for
     the image: the JSON snapshots' image sizes do not follow a replaced file yet)."""
-    content = tmp_path / "content"
-    shutil.copytree(SAMPLE, content)
-    builder = Builder(site_options(content, tmp_path / "a", tmp_path / "cache"))
+    content = sitebuilds.sample_copy(tmp_path_factory, tmp_path) / "content"
+    builder = Builder(site_options(content, tmp_path / "public", tmp_path / "cache"))
     try:
-        builder.build()
+        assert builder.build().written == []  # the built sample: nothing to redo
         source = content / "events/2027/jazz-night-march-2027.yaml"
         late = content / "events/2029/jazz-night-march-2029.yaml"
         late.parent.mkdir()
@@ -206,11 +205,11 @@ def test_incremental_builds_follow_new_months_and_images(tmp_path: Path) -> None
         assert {"events/list/index.html", "events/month/2027-03/index.html",
                 "venue/the-blue-lantern/index.html"} <= set(report.written)
         assert "events/list/page/2/index.html" not in report.written
-        page = (tmp_path / "a/events/list/index.html").read_text()
+        page = (tmp_path / "public/events/list/index.html").read_text()
         assert jump_links(page)[-1][1] == "2029-03"
         fresh = tmp_path / "full-1"
         build(site_options(content, fresh, tmp_path / "cache-1"))
-        assert tree(tmp_path / "a") == tree(fresh)
+        assert tree(tmp_path / "public") == tree(fresh)
 
         # A wider image under the same name: list pages show its new size.
         image = content / "media/jazz-night.png"
@@ -219,10 +218,10 @@ def test_incremental_builds_follow_new_months_and_images(tmp_path: Path) -> None
         image.write_bytes(bytes(data))
         report = builder.build()
         assert "events/list/index.html" in report.written
-        assert 'width="800" height="500"' in (tmp_path / "a/events/list/index.html").read_text()
+        assert 'width="800" height="500"' in (tmp_path / "public/events/list/index.html").read_text()
         fresh = tmp_path / "full-2"
         build(site_options(content, fresh, tmp_path / "cache-2"))
-        pages = {p: b for p, b in tree(tmp_path / "a").items() if p.suffix == ".html"}
+        pages = {p: b for p, b in tree(tmp_path / "public").items() if p.suffix == ".html"}
         assert pages == {p: b for p, b in tree(fresh).items() if p.suffix == ".html"}
     finally:
         builder.close()

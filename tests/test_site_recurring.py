@@ -13,6 +13,7 @@ from pathlib import Path
 
 import icalendar
 import pytest
+from conftest import compiled_templates
 from schemaorg_check import check
 from sitebuilds import small_sample
 
@@ -58,7 +59,7 @@ LISTED = ["2027-02-04", "2027-02-19", "2027-03-04", "2027-03-11"]
 
 def options(content: Path, out: Path, cache: Path) -> Options:
     return Options(content=content, out=out, now=NOW, base_url=BASE_URL, cache_dir=cache,
-                   progress=False)
+                   progress=False, compiled_templates=compiled_templates())
 
 
 def make_content(target: Path, small: bool = False) -> Path:

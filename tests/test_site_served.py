@@ -13,7 +13,7 @@ from pathlib import Path
 
 import icalendar
 import pytest
-from conftest import BASE, NOW, make_repo
+from conftest import BASE, NOW, compiled_templates, make_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -94,7 +94,8 @@ def test_the_site_is_what_build_makes(served, tmp_path: Path) -> None:
     assert "X-Robots-Tag" not in home.headers  # the website is for search engines
     assert client.get(f"{BASE}/events").headers["X-Robots-Tag"] == "noindex"
     build(Options(content=content, out=tmp_path / "public", now=NOW, base_url=LOCAL,
-                  cache_dir=tmp_path / "cache", progress=False))
+                  cache_dir=tmp_path / "cache", progress=False,
+                  compiled_templates=compiled_templates()))
 
     def digests(root: Path) -> dict[str, str]:
         return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -182,17 +183,27 @@ def test_no_path_leaves_the_site_folder(served, path: str) -> None:
         assert b"<html" in answer.data  # the site's own 404 page
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),
-               max_size=40))
-def test_any_path_gets_a_page_a_redirect_or_a_404(served, text: str) -> None:
+# Cheap by default, full under slow (tests/README.md). No tab, CR or LF: no request
+# line holds them, and the test client's URL parser drops them, so "/\r/x" reached
+# the app as "//x", a host name (a failure of the test client, not of the app).
+PATHS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",),
+                                       exclude_characters="\t\r\n"), max_size=40)
+
+
+@pytest.mark.parametrize("size", [40, pytest.param(150, marks=pytest.mark.slow)])
+def test_any_path_gets_a_page_a_redirect_or_a_404(served, size: int) -> None:
     _app, client, _content, _tmp = served
-    for query in ("", "?ical=1", "?ical=" + text[:10]):
-        started = time.monotonic()
-        answer = client.get("/" + text.lstrip("/") + query)
-        assert time.monotonic() - started < 5
-        assert answer.status_code in (200, 308, 404, 503), answer.status_code
-        assert SECRET.encode() not in answer.data
+
+    @settings(max_examples=size, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(PATHS)
+    def any_path(text: str) -> None:
+        for query in ("", "?ical=1", "?ical=" + text[:10]):
+            started = time.monotonic()
+            answer = client.get("/" + text.lstrip("/") + query)
+            assert time.monotonic() - started < 5
+            assert answer.status_code in (200, 308, 404, 503), answer.status_code
+            assert SECRET.encode() not in answer.data
+    any_path()
 
 
 def _summaries(data: bytes) -> list[str]:

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import NEEDS_CHROMIUM, make_repo
+from conftest import NEEDS_CHROMIUM, compiled_templates, make_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,7 +62,7 @@ def make_content(root: Path, settings_text: str = "") -> Path:
 
 def options(content: Path, out: Path, cache: Path) -> Options:
     return Options(content=content, out=out, now=NOW, base_url=BASE_URL, cache_dir=cache,
-                   progress=False)
+                   progress=False, compiled_templates=compiled_templates())
 
 
 def build_site(tmp: Path, settings_text: str = "") -> Path:

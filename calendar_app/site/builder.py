@@ -50,6 +50,8 @@ class Options:
     locale: str | None = None  # --locale: instead of calendar.yaml's (docs/i18n.md)
     now: dt.datetime | None = None  # fixed "now" (tests); default the system clock
     cache_dir: Path | None = None
+    # Compiled templates (render.CompiledTemplates); builds may share one (the tests do).
+    compiled_templates: Path | None = None
     progress: bool = True
     stream: TextIO | None = None
     # A record file that fails to parse or validate stops the build before anything is
@@ -125,7 +127,8 @@ class Builder:
         self.cache_dir = Path(options.cache_dir or default_cache_dir(Path(options.content)))
         # The records and the clock; no index, journal or users: nothing here serves.
         self.reader: Reader = open_reader(Path(options.content), self.cache_dir, options.now)
-        self.env = make_environment(options.templates)
+        self.env = make_environment(options.templates, Path(
+            options.compiled_templates or self.cache_dir / "site-templates"))
         self._templates_seen = ""
         # VEVENT bytes by event id (with the signature they were made for: base URL,
         # templates and records), and Markdown renderings: kept between runs in the
