@@ -57,6 +57,20 @@ class BuildRepresenter(Representer):
             found = self._memo[("url", record.id)] = (record, super().url(record))
         return found[1]
 
+    def linked(self, collection: str, slugs: object) -> list[Record]:
+        # Four lookups an event when planning (its view) and four more per
+        # representation, over a few dozen venues, organizers and terms. Kept with the
+        # catalog version they were read from: a write gives a new one (--watch).
+        try:
+            key = ("linked", collection, tuple(slugs) if type(slugs) is list else slugs)
+            found = self._memo.get(key)
+        except TypeError:  # not hashable: a malformed file, as the plain lookup takes it
+            return super().linked(collection, slugs)
+        view = self.catalog.view()
+        if found is None or found[0] is not view:
+            found = self._memo[key] = (view, super().linked(collection, slugs))
+        return list(found[1])  # the caller's own list, as the plain lookup gives
+
     def venue(self, record: Record, single: bool = False) -> dict:
         return self._once(("venue", record.id, single),
                           lambda: super(BuildRepresenter, self).venue(record, single))

@@ -34,13 +34,14 @@ import numpy as np
 from ..catalog import lists, query
 from ..catalog.occurrences import split_id
 from ..catalog.reader import Reader
-from ..catalog.represent import Representer, dumps
+from ..catalog.represent import dumps
 from ..catalog.version import CatalogVersion
 from ..model.errors import ApiError
 from ..model.records import Record
 from ..model.resources import RESOURCES
 from ..store.locations import DEFAULT_BASE_PATH
 from . import paths
+from .memo import BuildRepresenter
 from .model import PUBLISHED, SiteModel
 from .pages import event_deps, media_stamp
 from .plan import Output, ids
@@ -113,6 +114,7 @@ class ListSnapshots:
     def __init__(self, site_url: str) -> None:
         self.site_url = site_url
         self._last: tuple[object, tuple, bytes] | None = None  # _embed_list's
+        self._rep: tuple[object, BuildRepresenter] | None = None  # _context's
 
     def outputs(self, reader: Reader, catalog_digest: str, now_key: str) -> Iterator[Output]:
         shape = f"list {catalog_digest} {now_key}"
@@ -157,10 +159,16 @@ class ListSnapshots:
 
     def _context(self, reader: Reader) -> query.Context:
         catalog = reader.catalog
-        # As `api.public_url` and `api.rest_root` with SITE_URL = the site's address.
-        public = str(catalog.settings.get("url") or self.site_url)
-        rep = Representer(catalog, public, self.site_url.rstrip("/") + DEFAULT_BASE_PATH)
-        return query.Context(reader, catalog.current, rep, None)
+        view = catalog.current
+        # One representer per catalog version, with the parts events share (venues,
+        # organizers, terms) made once: a fresh one per list represented them again
+        # for every event of 630 lists at 10,000 events. A new version, a new one.
+        if self._rep is None or self._rep[0] is not view:
+            # As `api.public_url` and `api.rest_root` with SITE_URL = the site's address.
+            public = str(catalog.settings.get("url") or self.site_url)
+            self._rep = (view, BuildRepresenter(
+                catalog, public, self.site_url.rstrip("/") + DEFAULT_BASE_PATH))
+        return query.Context(reader, view, self._rep[1], None)
 
     def _get(self, reader: Reader, collection: str, raw: dict | None = None) -> bytes:
         ctx = self._context(reader)
