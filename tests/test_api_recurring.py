@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import BASE, git
+from conftest import BASE, git, read_yaml
 
 from calendar_app.catalog.occurrences import occurrence_id
 from calendar_app.http.app import create_app
@@ -129,7 +128,7 @@ def test_writing_the_series_changes_the_rule_and_occurrences(client, admin, cont
     response = client.post(f"{BASE}/events/{SERIES}", headers=admin, json={
         "recurrence": {"every": "week", "on": "wednesday", "count": 3}})
     assert response.status_code == 200, response.get_json()
-    saved = yaml.safe_load((content / "events" / "tuesday-pottery-class.yaml").read_text())
+    saved = read_yaml(content / "events" / "tuesday-pottery-class.yaml")
     assert saved["recurrence"] == {"every": "week", "on": "wednesday", "count": 3}
     body = _list(client, f"post_parent={SERIES}&start_date=2027-01-01")
     # DTSTART (a Tuesday) stays the first date, then the Wednesdays.
