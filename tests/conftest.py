@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import base64
 import datetime as dt
+import gc
 import os
 import re
 import shutil
@@ -65,6 +66,17 @@ def pytest_configure(config: pytest.Config) -> None:
     if roomy and not stats.f_flag & os.ST_NOEXEC and os.access(RAM_DISK, os.W_OK | os.X_OK):
         os.environ["TMPDIR"] = str(RAM_DISK)
         tempfile.tempdir = None  # forget the folder tempfile already chose
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What is alive once the tests are collected (the imported modules, the test
+    functions and their parameters: ~350,000 objects) lives until the end: frozen, the
+    collector's full passes stop walking it each time (they took up to half a second
+    each, a tenth of a test process's CPU went to the collector). A rarer young
+    collection as well: a test makes a few hundred thousand short-lived objects."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
 
 
 def _cache_rewritten_tests() -> None:
