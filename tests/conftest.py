@@ -408,7 +408,11 @@ def module_content(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def module_app(module_content: Path, users_master: tuple[Path, dict[str, str]]):
     """The app of a module's read-only tests (`reading_client`), over `module_content`."""
     base = module_content.parent.parent
+    repo = module_content.parent
     shutil.copy(users_master[0], base / "users.yaml")
+    # A module may add its own records to `module_content` (overriding it), committed.
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    head = git(repo, "rev-parse", "HEAD")
     with pytest.MonkeyPatch.context() as mp:
         set_git_identity(mp)
         app = create_app(_app_config(module_content, base))
@@ -416,8 +420,7 @@ def module_app(module_content: Path, users_master: tuple[Path, dict[str, str]]):
     app.extensions["calendar"].close()
     # The guard of the sharing: a test that wrote (a commit, a changed or new file) fails
     # the module's teardown here, naming what changed.
-    repo = module_content.parent
-    assert git(repo, "rev-list", "--count", "HEAD").strip() == "1", git(repo, "log", "--stat")
+    assert git(repo, "rev-parse", "HEAD") == head, git(repo, "log", "--stat", f"{head.strip()}..")
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
 
 
