@@ -423,10 +423,10 @@ def _path_of(content: Path, rid: int) -> Path:
                                    "search=a%00b", "include=" + ",".join(["1"] * 50),
                                    "a" + "[x]" * 2000 + "=1", "per_page=1e999",
                                    "page=99999999999999999999999", "start_date=%00"])
-def test_hostile_query_is_never_a_5xx(query: str, client) -> None:
+def test_hostile_query_is_never_a_5xx(query: str, reading_client) -> None:
     for path in ("/events", "/venues", "/organizers", "/categories", "/tags",
                  "/events/by-slug/x", "/events/100"):
-        response = client.get(f"{BASE}{path}?{query}")
+        response = reading_client.get(f"{BASE}{path}?{query}")
         assert response.status_code < 500, (path, query, response.get_data()[:300])
 
 
