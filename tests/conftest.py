@@ -76,7 +76,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     collection as well: a test makes a few hundred thousand short-lived objects."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(20_000, 20, 20)
+    gc.set_threshold(5_000, 10, 10)
 
 
 def _cache_rewritten_tests() -> None:

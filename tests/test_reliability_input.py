@@ -282,7 +282,13 @@ _CHILD = textwrap.dedent("""
     except (yamlfile.YamlError, RecordError) as exc:
         print(json.dumps({"result": "refused", "line": getattr(exc, "line", 0),
                           "message": str(exc)}))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # This process's own peak: ru_maxrss keeps the peak of the process it was started
+    # from (the test process, a few hundred MB late in a run), VmHWM starts at exec.
+    try:
+        status = Path("/proc/self/status").read_text()
+        peak = int(status.split("VmHWM:")[1].split()[0])
+    except (OSError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"peak_kib": peak}))
 """)
 
