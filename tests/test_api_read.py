@@ -9,8 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import BASE
+from conftest import BASE, read_yaml
 
 EVENT_KEYS = [
     "id", "global_id", "global_id_lineage", "author", "status", "date", "date_utc",
@@ -72,7 +71,7 @@ def assert_ordered_subset(keys: list[str], order: list[str]) -> None:
 def published_events_with(content: Path, field: str, slug: str) -> int:
     count = 0
     for path in (content / "events").rglob("*.yaml"):
-        data = yaml.safe_load(path.read_text())
+        data = read_yaml(path)
         value = data.get(field) or []
         if data.get("status", "publish") == "publish" and slug in value:
             count += 1

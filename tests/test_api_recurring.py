@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import BASE, git
+from conftest import BASE, git, read_yaml, set_git_identity
 
 from calendar_app.catalog.occurrences import occurrence_id
 from calendar_app.http.app import create_app
@@ -37,12 +36,26 @@ recurrence:
 """
 
 
-@pytest.fixture
-def app(config: dict, content: Path):
+def _add_class(content: Path) -> None:
     (content / "events" / "tuesday-pottery-class.yaml").write_text(CLASS)
     git(content.parent, "add", "-A")
     git(content.parent, "commit", "-q", "-m", "a weekly class")
+
+
+@pytest.fixture
+def app(config: dict, content: Path):
+    """An app of the test's own, for the tests that write."""
+    _add_class(content)
     return create_app(config)
+
+
+@pytest.fixture(scope="module")
+def module_content(module_content: Path) -> Path:
+    """The calendar with the class, shared by the tests that only read (`reading_client`)."""
+    with pytest.MonkeyPatch.context() as mp:
+        set_git_identity(mp)
+        _add_class(module_content)
+    return module_content
 
 
 def _list(client, query: str) -> dict:
@@ -55,8 +68,8 @@ def _pottery(body: dict) -> list[dict]:
     return [e for e in body["events"] if e.get("series_id") == SERIES]
 
 
-def test_lists_show_each_occurrence_in_the_date_window(client) -> None:
-    body = _list(client, "start_date=2027-03-01&end_date=2027-04-30&per_page=50")
+def test_lists_show_each_occurrence_in_the_date_window(reading_client) -> None:
+    body = _list(reading_client, "start_date=2027-03-01&end_date=2027-04-30&per_page=50")
     found = _pottery(body)
     # Six rule dates; 03-16 excluded, 03-30 cancelled.
     assert [e["start_date"] for e in found] == [
@@ -74,17 +87,17 @@ def test_lists_show_each_occurrence_in_the_date_window(client) -> None:
     assert found[1]["original_start_date"] == "2027-03-09 19:00:00"
     assert found[1]["recurrence"]["rrule"] == "FREQ=WEEKLY;BYDAY=TU;COUNT=6"
     # A narrower window sees only the occurrences inside it.
-    narrow = _list(client, "start_date=2027-03-08&end_date=2027-03-10")
+    narrow = _list(reading_client, "start_date=2027-03-08&end_date=2027-03-10")
     assert [e["start_date"] for e in _pottery(narrow)] == ["2027-03-09 19:00:00"]
 
 
-def test_filters_by_term_venue_and_search_see_occurrences(client) -> None:
-    for query in ("categories=classes-workshops", "venue=" + str(_venue_id(client)),
+def test_filters_by_term_venue_and_search_see_occurrences(reading_client) -> None:
+    for query in ("categories=classes-workshops", "venue=" + str(_venue_id(reading_client)),
                   "search=pottery", f"include={SERIES}"):
-        body = _list(client, f"{query}&start_date=2027-03-01&end_date=2027-04-30&per_page=50")
+        body = _list(reading_client, f"{query}&start_date=2027-03-01&end_date=2027-04-30&per_page=50")
         assert len(_pottery(body)) == 4, query
         assert body["total"] >= 4
-    one = _list(client, f"include={occurrence_id(SERIES, 3)}&start_date=2027-01-01")
+    one = _list(reading_client, f"include={occurrence_id(SERIES, 3)}&start_date=2027-01-01")
     assert [e["id"] for e in one["events"]] == [occurrence_id(SERIES, 3)]
 
 
@@ -93,8 +106,8 @@ def _venue_id(client) -> int:
     return body["id"]
 
 
-def test_single_occurrence_and_series_read(client) -> None:
-    occ = client.get(f"{BASE}/events/{occurrence_id(SERIES, 3)}")
+def test_single_occurrence_and_series_read(reading_client) -> None:
+    occ = reading_client.get(f"{BASE}/events/{occurrence_id(SERIES, 3)}")
     assert occ.status_code == 200
     body = occ.get_json()
     assert body["start_date"] == "2027-03-23 19:00:00"
@@ -102,26 +115,26 @@ def test_single_occurrence_and_series_read(client) -> None:
     assert body["title"] == "Pottery Class (glazing night)"
     assert body["series_id"] == SERIES and body["is_recurring"] is True
     assert body["json_ld"]["startDate"].startswith("2027-03-23T19:00:00")
-    series = client.get(f"{BASE}/events/{SERIES}").get_json()
+    series = reading_client.get(f"{BASE}/events/{SERIES}").get_json()
     assert series["id"] == SERIES and series["start_date"] == "2027-03-02 19:00:00"
     assert series["recurrence"]["exdate"] == ["2027-03-16 19:00:00"]
     # An excluded or cancelled date, or a number past the rule, is no event.
     for number in (2, 4, 6):
-        missing = client.get(f"{BASE}/events/{occurrence_id(SERIES, number)}")
+        missing = reading_client.get(f"{BASE}/events/{occurrence_id(SERIES, number)}")
         assert missing.status_code == 404
         assert missing.get_json()["code"] == "rest-event-not-found"
 
 
-def test_post_parent_lists_the_occurrences_of_a_series(client) -> None:
-    body = _list(client, f"post_parent={SERIES}&start_date=2027-01-01")
+def test_post_parent_lists_the_occurrences_of_a_series(reading_client) -> None:
+    body = _list(reading_client, f"post_parent={SERIES}&start_date=2027-01-01")
     assert [e["id"] for e in body["events"]] == [occurrence_id(SERIES, n) for n in (0, 1, 3, 5)]
     assert body["total"] == 4
-    single = _list(client, "post_parent=106&start_date=2027-01-01")
+    single = _list(reading_client, "post_parent=106&start_date=2027-01-01")
     assert single["events"] == [] and single["total"] == 0
 
 
-def test_single_events_have_no_recurring_members(client) -> None:
-    body = client.get(f"{BASE}/events/106").get_json()
+def test_single_events_have_no_recurring_members(reading_client) -> None:
+    body = reading_client.get(f"{BASE}/events/106").get_json()
     assert not {"is_recurring", "recurrence", "series_id"} & body.keys()
 
 
@@ -129,7 +142,7 @@ def test_writing_the_series_changes_the_rule_and_occurrences(client, admin, cont
     response = client.post(f"{BASE}/events/{SERIES}", headers=admin, json={
         "recurrence": {"every": "week", "on": "wednesday", "count": 3}})
     assert response.status_code == 200, response.get_json()
-    saved = yaml.safe_load((content / "events" / "tuesday-pottery-class.yaml").read_text())
+    saved = read_yaml(content / "events" / "tuesday-pottery-class.yaml")
     assert saved["recurrence"] == {"every": "week", "on": "wednesday", "count": 3}
     body = _list(client, f"post_parent={SERIES}&start_date=2027-01-01")
     # DTSTART (a Tuesday) stays the first date, then the Wednesdays.

@@ -12,8 +12,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-import yaml
-from conftest import BASE, git
+from conftest import BASE, git, read_yaml
 
 JAZZ_NIGHT = 106  # events/2027/jazz-night-january-2027.yaml, venue the-blue-lantern
 NYC_BRUNCH = 126
@@ -75,7 +74,7 @@ def without_json_ld(value):
 
 
 def record_files(content: Path, collection: str) -> dict[str, dict]:
-    return {p.relative_to(content).as_posix(): yaml.safe_load(p.read_text())
+    return {p.relative_to(content).as_posix(): read_yaml(p)
             for p in (content / collection).rglob("*.yaml")}
 
 
@@ -318,7 +317,7 @@ def test_event_organizers_mixed_inline(client, admin, content):
     assert response.status_code == 201
     names = [o["organizer"] for o in body["organizer"]]
     assert names == ["Brand New Org", "Riverside Jazz Collective", "Inland Chamber Players"]
-    data = yaml.safe_load((content / "organizers/brand-new-org.yaml").read_text())
+    data = read_yaml(content / "organizers/brand-new-org.yaml")
     assert data["name"] == "Brand New Org" and data["email"] == "hi@new.example.org"
 
 
@@ -342,7 +341,7 @@ def test_event_venue_can_be_unlinked(client, admin, content, empty):
     response = client.patch(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin, json={"venue": empty})
     assert response.status_code == 200
     assert response.get_json()["venue"] == []
-    assert "venue" not in yaml.safe_load(path.read_text())
+    assert "venue" not in read_yaml(path)
 
 
 def test_event_organizers_unlinked_with_empty_list(client, admin, content):
@@ -359,7 +358,7 @@ def test_event_terms_by_id_slug_and_name(client, admin, content):
     assert response.status_code == 201
     assert [c["name"] for c in body["categories"]] == ["Brass Bands", "Jazz", "Music"]
     assert [t["name"] for t in body["tags"]] == ["Live music", "Rooftop"]
-    created = yaml.safe_load((content / "categories/brass-bands.yaml").read_text())
+    created = read_yaml(content / "categories/brass-bands.yaml")
     assert created["name"] == "Brass Bands" and created["slug"] == "brass-bands"
     assert (content / "tags/rooftop.yaml").exists()
     assert commits(content) == before + 1
@@ -413,7 +412,7 @@ def test_event_slug_change_renames_file(client, admin, content):
     assert response.get_json()["slug"] == "jazz-night-jan"
     assert not old.exists()
     new = content / "events/2027/jazz-night-jan.yaml"
-    assert yaml.safe_load(new.read_text())["slug"] == "jazz-night-jan"
+    assert read_yaml(new)["slug"] == "jazz-night-jan"
     assert commits(content) == before + 1
     assert last_commit_files(content) == {"content/events/2027/jazz-night-january-2027.yaml",
                                           "content/events/2027/jazz-night-jan.yaml"}
@@ -423,7 +422,7 @@ def test_event_slug_change_renames_file(client, admin, content):
 
 def test_venue_slug_change_rewrites_linking_events(client, admin, content):
     linking = [p for p in (content / "events").rglob("*.yaml")
-               if yaml.safe_load(p.read_text()).get("venue") == "the-blue-lantern"]
+               if read_yaml(p).get("venue") == "the-blue-lantern"]
     assert linking
     before = commits(content)
     response = client.patch(f"{BASE}/venues/{BLUE_LANTERN}", headers=admin,
@@ -433,7 +432,7 @@ def test_venue_slug_change_rewrites_linking_events(client, admin, content):
     assert (content / "venues/blue-lantern.yaml").exists()
     assert not (content / "venues/the-blue-lantern.yaml").exists()
     for path in linking:
-        assert yaml.safe_load(path.read_text())["venue"] == "blue-lantern"
+        assert read_yaml(path)["venue"] == "blue-lantern"
     assert commits(content) == before + 1
     expected = {p.relative_to(content.parent).as_posix() for p in linking} | {
         "content/venues/the-blue-lantern.yaml", "content/venues/blue-lantern.yaml"}
@@ -447,10 +446,10 @@ def test_category_slug_change_rewrites_events_and_children(client, admin, conten
                             json={"slug": "live-performances"})
     assert response.status_code == 200
     assert (content / "categories/live-performances.yaml").exists()
-    assert yaml.safe_load((content / "categories/jazz.yaml").read_text())["parent"] == (
+    assert read_yaml(content / "categories/jazz.yaml")["parent"] == (
         "live-performances")
     for path in (content / "events").rglob("*.yaml"):
-        assert "music" not in (yaml.safe_load(path.read_text()).get("categories") or [])
+        assert "music" not in (read_yaml(path).get("categories") or [])
     event = client.get(f"{BASE}/events/{JAZZ_NIGHT}").get_json()
     assert "live-performances" in [c["slug"] for c in event["categories"]]
     assert commits(content) == before + 1
@@ -620,7 +619,7 @@ def test_create_category_like_the_capture(client, admin, content):
     assert body["count"] == 0 and body["parent"] == JAZZ and body["meta"] == []
     assert body["url"].endswith("/events/category/music/jazz/bebop/")
     assert body["urls"]["up"].endswith(f"/categories/{JAZZ}")
-    data = yaml.safe_load((content / "categories/bebop.yaml").read_text())
+    data = read_yaml(content / "categories/bebop.yaml")
     assert data == {"id": body["id"], "name": "Bebop", "slug": "bebop", "parent": "jazz",
                     "description": "Fast jazz"}
 
@@ -687,7 +686,7 @@ def test_delete_event_trashes_then_410(client, admin, content):
     assert body["url"].endswith(f"/?post_type=tribe_events&p={JAZZ_NIGHT}")
     assert not (content / "events/2027/jazz-night-january-2027.yaml").exists()
     trashed = content / "events/2027/jazz-night-january-2027__trashed.yaml"
-    data = yaml.safe_load(trashed.read_text())
+    data = read_yaml(trashed)
     assert data["status"] == "trash" and data["id"] == JAZZ_NIGHT
     assert commits(content) == before + 1
     second = client.delete(f"{BASE}/events/{JAZZ_NIGHT}", headers=admin)
@@ -721,7 +720,7 @@ def test_delete_linked_post_trashes_and_unlinks(client, admin, content, collecti
     def linking() -> list[Path]:
         out = []
         for p in (content / "events").rglob("*.yaml"):
-            value = yaml.safe_load(p.read_text()).get(field)
+            value = read_yaml(p).get(field)
             if value == slug or isinstance(value, list) and slug in value:
                 out.append(p)
         return out
@@ -747,7 +746,7 @@ def test_delete_linked_post_trashes_and_unlinks(client, admin, content, collecti
 def test_delete_term_unlinks_in_one_commit(client, admin, content, collection, term_id, slug,
                                            field):
     linking = [p for p in (content / "events").rglob("*.yaml")
-               if slug in (yaml.safe_load(p.read_text()).get(field) or [])]
+               if slug in (read_yaml(p).get(field) or [])]
     assert linking
     before_body = client.get(f"{BASE}/{collection}/{term_id}").get_json()
     before = commits(content)
@@ -758,7 +757,7 @@ def test_delete_term_unlinks_in_one_commit(client, admin, content, collection, t
     assert body == before_body  # the term as it was, without _links
     assert not (content / f"{collection}/{slug}.yaml").exists()
     for path in linking:
-        assert slug not in (yaml.safe_load(path.read_text()).get(field) or [])
+        assert slug not in (read_yaml(path).get(field) or [])
     assert commits(content) == before + 1
     expected = {p.relative_to(content.parent).as_posix() for p in linking}
     expected.add(f"content/{collection}/{slug}.yaml")

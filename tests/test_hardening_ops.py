@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import BASE, REPO_ROOT, git
+from conftest import BASE, REPO_ROOT, git, read_yaml
 
 from calendar_app.http.app import create_app
 from calendar_app.store.users import UserStore
@@ -116,7 +115,7 @@ def test_empty_trash_removes_old_trash_in_one_commit(trash_tree: Path, tmp_path:
     assert sorted(retired) == sorted([str(BLUE_LANTERN), str(JAZZ_NIGHT)])
     for path in linking:
         if path.exists():
-            assert yaml.safe_load(path.read_text()).get("venue") is None
+            assert read_yaml(path).get("venue") is None
     changed = git(content.parent, "show", "--name-only", "--format=%s", "HEAD").split("\n")
     assert changed[0].startswith("trash: remove 2 records for good")
     assert "content/.retired-ids" in changed

@@ -9,8 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import BASE, csrf_token, git, sign_in
+from conftest import BASE, csrf_token, git, read_yaml, sign_in
 from submitting import decision, head, propose, text, untouched
 
 from calendar_app.http.app import create_app
@@ -25,7 +24,7 @@ def app(config: dict, signed_users: dict):
 def submitted(client, content: Path) -> int:
     """A visitor's event (with a new venue and organizer), then an editor signed in."""
     assert propose(client).status_code == 303
-    event = yaml.safe_load((content / "events/2027/harbour-lantern-walk.yaml").read_text())
+    event = read_yaml(content / "events/2027/harbour-lantern-walk.yaml")
     assert sign_in(client, "editor").status_code == 303
     return event["id"]
 
@@ -116,10 +115,10 @@ def test_approving_publishes_the_event_and_what_it_brought_in_one_commit(
                      "content/venues/old-harbour-steps.yaml"]
     for path in ("events/2027/harbour-lantern-walk.yaml", "venues/old-harbour-steps.yaml",
                  "organizers/lantern-friends.yaml"):
-        assert yaml.safe_load((content / path).read_text())["status"] == "publish"
+        assert read_yaml(content / path)["status"] == "publish"
     shown = client.application.test_client().get(f"{BASE}/events/{submitted}")
     assert shown.status_code == 200 and shown.json["venue"]["venue"] == "Old Harbour Steps"
-    kept = yaml.safe_load((tmp_path / "submissions.yaml").read_text())["submissions"]
+    kept = read_yaml(tmp_path / "submissions.yaml")["submissions"]
     assert kept[submitted]["decision"] == "approved" and kept[submitted]["editor"] == "editor"
     # Decided once: a second approval is refused, nothing committed.
     again = head(content)
@@ -143,12 +142,12 @@ def test_rejecting_trashes_with_the_reason_in_the_commit_and_kept(
     assert files == ["content/events/2027/harbour-lantern-walk__trashed.yaml",  # renamed
                      "content/organizers/lantern-friends__trashed.yaml",
                      "content/venues/old-harbour-steps__trashed.yaml"]
-    event = yaml.safe_load(
-        (content / "events/2027/harbour-lantern-walk__trashed.yaml").read_text())
+    event = read_yaml(
+        content / "events/2027/harbour-lantern-walk__trashed.yaml")
     assert event["status"] == "trash"
-    venue = yaml.safe_load((content / "venues/old-harbour-steps__trashed.yaml").read_text())
+    venue = read_yaml(content / "venues/old-harbour-steps__trashed.yaml")
     assert venue["status"] == "trash"
-    kept = yaml.safe_load((tmp_path / "submissions.yaml").read_text())["submissions"]
+    kept = read_yaml(tmp_path / "submissions.yaml")["submissions"]
     assert kept[submitted]["decision"] == "rejected"
     assert kept[submitted]["reason"] == "Not in our area, sorry."
     assert f'id="event-{submitted}"' not in text(client.get("/admin/pending/"))

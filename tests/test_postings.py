@@ -165,15 +165,15 @@ def test_too_stale_a_file_is_built_again(tmp_path: Path, monkeypatch: pytest.Mon
     assert postings.Postings.load(cache)[1] == {r.path: ((5, 5), r.id) for r in records}
 
 
-def test_the_interface_searches_the_postings_built_at_load(client) -> None:
+def test_the_interface_searches_the_postings_built_at_load(reading_client) -> None:
     """The calendar's index holds postings of every event from its load, and its
     search gives the ids of the Python scan."""
-    calendar = client.application.extensions["calendar"]
+    calendar = reading_client.application.extensions["calendar"]
     index_ = calendar.index
     assert index_.memory.postings.count == len(calendar.catalog.current.all("events"))
-    body = client.get("/wp-json/tribe/events/v1/events",
-                      query_string={"search": "a", "per_page": 50,
-                                    "start_date": "2000-01-01"}).get_json()
+    body = reading_client.get("/wp-json/tribe/events/v1/events",
+                              query_string={"search": "a", "per_page": 50,
+                                            "start_date": "2000-01-01"}).get_json()
     view = calendar.catalog.current
     terms = index.SearchTerms("a")
     want = set(index.match_in_memory(view, "events", terms, FIELDS).tolist())
@@ -184,12 +184,12 @@ def test_the_interface_searches_the_postings_built_at_load(client) -> None:
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(text=st.text(ALPHABET + "\u00a0\t\n%&=#?\x00\ud7ff\U0001f600", max_size=30))
-def test_hostile_search_strings(client, text: str) -> None:
+def test_hostile_search_strings(reading_client, text: str) -> None:
     """Any search string: a 200 with the events of the Python scan (or a precise 400
     for what the interface refuses, e.g. control characters), never a 500."""
-    calendar = client.application.extensions["calendar"]
-    response = client.get("/wp-json/tribe/events/v1/events",
-                          query_string={"search": text, "start_date": "2000-01-01"})
+    calendar = reading_client.application.extensions["calendar"]
+    response = reading_client.get("/wp-json/tribe/events/v1/events",
+                                  query_string={"search": text, "start_date": "2000-01-01"})
     assert response.status_code in (200, 400, 404), response.status_code
     if response.status_code == 400:
         assert response.get_json()["data"]["status"] == 400

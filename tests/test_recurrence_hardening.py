@@ -13,8 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import BASE, CRAFTED_EVENT, git, site_options
+from conftest import BASE, CRAFTED_EVENT, git, read_yaml, site_options
 from dateutil import rrule as du
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
@@ -389,7 +388,7 @@ def _answers_well(client, headers: dict, content: Path, value: object,
         status = within(READ_AFTER_WRITE, lambda u=url: client.get(BASE + u).status_code)
         assert status == 200, url
     written = next(content.rglob(f"{created['slug']}.yaml"))
-    return yaml.safe_load(written.read_text())["recurrence"]
+    return read_yaml(written)["recurrence"]
 
 
 HYPOTHESIS_APP = settings(max_examples=30, deadline=None, database=None, derandomize=True,

@@ -98,11 +98,26 @@ def _add_drafts(content: Path) -> Path:
     return content
 
 
-@pytest.fixture
-def content(content: Path) -> Path:
+@pytest.fixture(scope="module")
+def module_content(module_content: Path) -> Path:
     """The sample calendar plus a published event linked to a draft venue and a draft
     organizer (and to a published organizer), committed."""
-    return _add_drafts(content)
+    with pytest.MonkeyPatch.context() as mp:
+        set_git_identity(mp)
+        return _add_drafts(module_content)
+
+
+# Every test here only reads (GET, as anonymous or as the administrator): one app over
+# that calendar for the module (conftest's `reading_client`; its teardown fails the
+# module if a test wrote).
+@pytest.fixture
+def client(reading_client):
+    return reading_client
+
+
+@pytest.fixture
+def admin(reading_auth) -> dict:
+    return reading_auth("administrator")
 
 
 # -- the interface ---------------------------------------------------------------

@@ -13,8 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import BASE, git
+from conftest import BASE, git, read_yaml
 
 from calendar_app.editorial.fmt import canonical_text
 from calendar_app.http.app import create_app
@@ -159,7 +158,7 @@ def test_create_venue_and_term_yaml(client, admin, content):
     client.post(f"{BASE}/venues", headers=admin, json={
         "venue": "Lakeside Pavilion", "city": "Chicago", "state": "IL",
         "country": "United States"})
-    data = yaml.safe_load((content / "venues/lakeside-pavilion.yaml").read_text())
+    data = read_yaml(content / "venues/lakeside-pavilion.yaml")
     assert list(data) == ["id", "name", "slug", "status", "author", "date", "modified",
                           "city", "state", "country"]
     assert data["id"] == new_id and data["name"] == "Lakeside Pavilion"

@@ -9,8 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import csrf_token, git
+from conftest import csrf_token, git, read_yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from submitting import GOOD, head, propose, text, untouched
@@ -21,7 +20,7 @@ from calendar_app.http.app import create_app
 
 def kept(tmp_path: Path) -> dict:
     path = tmp_path / "submissions.yaml"
-    return yaml.safe_load(path.read_text())["submissions"] if path.exists() else {}
+    return read_yaml(path)["submissions"] if path.exists() else {}
 
 
 def test_the_form_is_plain_html_with_a_token_and_a_hidden_trap(client) -> None:
@@ -53,14 +52,14 @@ def test_a_submission_is_one_pending_commit_by_the_submissions_user(
         "A\tcontent/events/2027/harbour-lantern-walk.yaml",
         "A\tcontent/organizers/lantern-friends.yaml",
         "A\tcontent/venues/old-harbour-steps.yaml"]
-    event = yaml.safe_load((content / "events/2027/harbour-lantern-walk.yaml").read_text())
+    event = read_yaml(content / "events/2027/harbour-lantern-walk.yaml")
     assert event["status"] == "pending"
     assert event["timezone"] == "Europe/Lisbon"
     assert str(event["start_date"]) == "2027-03-05 19:30:00"
     assert event["venue"] == "old-harbour-steps" and event["organizers"] == ["lantern-friends"]
-    venue = yaml.safe_load((content / "venues/old-harbour-steps.yaml").read_text())
+    venue = read_yaml(content / "venues/old-harbour-steps.yaml")
     assert venue["status"] == "draft" and venue["address"] == "1 Quay Street"
-    users = yaml.safe_load((tmp_path / "users.yaml").read_text())["users"]
+    users = read_yaml(tmp_path / "users.yaml")["users"]
     made = [u for u in users if u["name"] == "submissions"]
     assert len(made) == 1 and made[0]["role"] == "contributor"
     assert event["author"] == made[0]["id"]
@@ -81,7 +80,7 @@ def test_an_existing_venue_organizer_and_category_are_linked_by_id(
                        organizer=option_value(page, "Inland Chamber Players"),
                        category=option_value(page, "Jazz"))
     assert response.status_code == 303, text(response)
-    event = yaml.safe_load((content / "events/2027/harbour-lantern-walk.yaml").read_text())
+    event = read_yaml(content / "events/2027/harbour-lantern-walk.yaml")
     assert event["venue"] == "the-blue-lantern"
     assert event["organizers"] == ["inland-chamber-players"]
     assert event["categories"] == ["jazz"]
@@ -267,7 +266,7 @@ def test_any_form_gives_a_page_and_at_most_one_pending_event(fuzz_app, size: int
         others = [p for _s, p in changed if not p.startswith("content/events/")]
         assert all(p.startswith(("content/venues/", "content/organizers/")) for p in others)
         for path in [p.removeprefix("content/") for p in events + others]:
-            status = yaml.safe_load((content / path).read_text())["status"]
+            status = read_yaml(content / path)["status"]
             assert status == ("pending" if path.startswith("events/") else "draft")
 
     one_form()
