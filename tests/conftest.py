@@ -123,9 +123,10 @@ _COMPILED_TEMPLATES: list[Path] = []
 
 
 def compiled_templates() -> Path:
-    """One folder of compiled site templates per test process, for every build of the
-    site tests (Options.compiled_templates): each build compiled the ~20 templates
-    again, a quarter of a small build's CPU. Jinja checks each template's source
+    """One folder of compiled templates per test process, for every build of the site
+    tests (Options.compiled_templates) and every test app's editing pages
+    (COMPILED_TEMPLATES): each build compiled the ~20 site templates again, a quarter of
+    a small build's CPU, and each app the pages' templates, a third of the admin tests'. Jinja checks each template's source
     against what it compiled, so a test's own templates are compiled for it."""
     if not _COMPILED_TEMPLATES:
         folder = Path(tempfile.mkdtemp(prefix="calendar-test-templates-"))
@@ -371,7 +372,8 @@ def _app_config(content: Path, base: Path) -> dict:
     return {"CONTENT_DIR": str(content), "USERS_FILE": str(base / "users.yaml"),
             "CACHE_DIR": str(base / "cache"), "NOW": NOW, "TESTING": True,
             # Tests log in wrongly on purpose, many times; throttling has its own tests.
-            "LOGIN_MAX_FAILURES": 10_000, "PASSWORD_HASH_N": FAST_HASH_N}
+            "LOGIN_MAX_FAILURES": 10_000, "PASSWORD_HASH_N": FAST_HASH_N,
+            "COMPILED_TEMPLATES": str(compiled_templates())}
 
 
 @pytest.fixture

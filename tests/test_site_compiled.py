@@ -118,3 +118,42 @@ def test_damaged_compiled_templates_are_compiled_again(
             found.write_bytes(found.read_bytes()[:40] + damage)
     assert sorted(build(content, tmp_path, compiled, monkeypatch)) == sorted(cold[1])
     assert tree(tmp_path / "public") == tree(cold[0] / "public")
+
+
+def test_editing_pages_compile_once_per_folder(tmp_path: Path, signed_users: dict,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The editing pages' environment (Flask's) keeps its compiled templates too: a
+    second app over the same folder shows the same page compiling nothing; by default
+    the folder is in the app's cache folder."""
+    from conftest import _app_config, make_repo, sign_in
+
+    from calendar_app.http.app import create_app
+
+    compiled_names: list[str] = []
+
+    def counting(env, source, name=None, filename=None, raw=False, defer_init=False):
+        compiled_names.append(name)
+        return COMPILE(env, source, name, filename, raw, defer_init)
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    repo = make_repo(tmp_path)
+
+    def page(base: Path, folder: Path | None) -> bytes:
+        base.mkdir()
+        config = {**_app_config(repo, base), "COMPILED_TEMPLATES": folder,
+                  "USERS_FILE": str(tmp_path / "users.yaml")}  # signed_users'
+        client = create_app(config).test_client()
+        assert sign_in(client, "editor").status_code == 303
+        answer = client.get("/admin/events/new")
+        assert answer.status_code == 200
+        return answer.data
+
+    first = page(tmp_path / "one", tmp_path / "compiled")
+    assert {"admin/base.html", "admin/edit.html"} <= set(compiled_names)
+    assert sorted(p.name[:8] for p in (tmp_path / "compiled").iterdir()) == \
+        ["editing-"] * len(compiled_names)
+    compiled_names.clear()
+    assert page(tmp_path / "two", tmp_path / "compiled").count(b"<form") == \
+        first.count(b"<form")
+    assert compiled_names == []
+    page(tmp_path / "three", None)  # the default: beside the app's other caches
+    assert list((tmp_path / "three/cache/editing-templates").glob("editing-*.jinja"))

@@ -33,20 +33,21 @@ class CompiledTemplates(FileSystemBytecodeCache):
     """Jinja's compiled templates kept in a folder between builds and processes: a
     template whose source changed (Jinja keeps its checksum) is compiled again. The
     folder only saves work, so a damaged or unwritable file there is a miss, never a
-    failed build."""
+    failed build. `kind` names the environment's files: the site's and the editing
+    pages' environments compile differently and may share a folder."""
 
-    def __init__(self, folder: Path) -> None:
-        super().__init__(str(folder), "site-%s.jinja")
+    def __init__(self, folder: Path, kind: str = "site") -> None:
+        super().__init__(str(folder), f"{kind}-%s.jinja")
 
     @classmethod
-    def within(cls, folder: Path) -> CompiledTemplates | None:
+    def within(cls, folder: Path, kind: str = "site") -> CompiledTemplates | None:
         """Kept in `folder`, made if missing; None (compile at every build) when it
         cannot be made."""
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError:
             return None
-        return cls(folder)
+        return cls(folder, kind)
 
     def load_bytecode(self, bucket: Bucket) -> None:
         try:
