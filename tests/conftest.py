@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import base64
 import datetime as dt
+import functools
 import gc
 import os
 import re
@@ -119,20 +120,17 @@ def _share_url_builders() -> None:
 _share_url_builders()
 
 
-_COMPILED_TEMPLATES: list[Path] = []
-
-
+@functools.cache
 def compiled_templates() -> Path:
     """One folder of compiled templates per test process, for every build of the site
     tests (Options.compiled_templates) and every test app's editing pages
     (COMPILED_TEMPLATES): each build compiled the ~20 site templates again, a quarter of
-    a small build's CPU, and each app the pages' templates, a third of the admin tests'. Jinja checks each template's source
-    against what it compiled, so a test's own templates are compiled for it."""
-    if not _COMPILED_TEMPLATES:
-        folder = Path(tempfile.mkdtemp(prefix="calendar-test-templates-"))
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        _COMPILED_TEMPLATES.append(folder)
-    return _COMPILED_TEMPLATES[0]
+    a small build's CPU, and each app the pages' templates, a third of the admin
+    tests'. Jinja checks each template's source against what it compiled, so a test's
+    own templates are compiled for it."""
+    folder = Path(tempfile.mkdtemp(prefix="calendar-test-templates-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def site_options(content: Path, out: Path, cache: Path,

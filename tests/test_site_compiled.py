@@ -9,9 +9,10 @@ from pathlib import Path
 
 import jinja2
 import pytest
-from conftest import site_options
+from conftest import _app_config, make_repo, sign_in, site_options
 from sitebuilds import small_sample
 
+from calendar_app.http.app import create_app
 from calendar_app.site import Builder
 
 LOST = "{% extends 'base.html' %}{% block main %}<h1>Lost</h1>{% endblock %}"
@@ -24,16 +25,22 @@ def content(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return small_sample(tmp_path_factory.mktemp("compiled") / "content")
 
 
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the templates Jinja compiles from source from now on."""
+    names: list[str] = []
+
+    def counting(env, source, name=None, filename=None, raw=False, defer_init=False):
+        names.append(name)
+        return COMPILE(env, source, name, filename, raw, defer_init)
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    return names
+
+
 def build(content: Path, root: Path, compiled: Path | None, monkeypatch: pytest.MonkeyPatch,
           **extra) -> list[str]:
     """A build of `content` in one process into root/public (cache root/cache); the
     names of the templates Jinja compiled from source for it."""
-    compiled_names: list[str] = []
-
-    def counting(env, source, name=None, filename=None, raw=False, defer_init=False):
-        compiled_names.append(name)
-        return COMPILE(env, source, name, filename, raw, defer_init)
-    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    compiled_names = compiles(monkeypatch)
     options = site_options(content, root / "public", root / "cache", **extra)
     options.compiled_templates = compiled
     builder = Builder(options)
@@ -125,16 +132,7 @@ def test_editing_pages_compile_once_per_folder(tmp_path: Path, signed_users: dic
     """The editing pages' environment (Flask's) keeps its compiled templates too: a
     second app over the same folder shows the same page compiling nothing; by default
     the folder is in the app's cache folder."""
-    from conftest import _app_config, make_repo, sign_in
-
-    from calendar_app.http.app import create_app
-
-    compiled_names: list[str] = []
-
-    def counting(env, source, name=None, filename=None, raw=False, defer_init=False):
-        compiled_names.append(name)
-        return COMPILE(env, source, name, filename, raw, defer_init)
-    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    compiled_names = compiles(monkeypatch)
     repo = make_repo(tmp_path)
 
     def page(base: Path, folder: Path | None) -> bytes:
