@@ -354,3 +354,53 @@ def test_under_gunicorn_two_workers_serve_fresh_pages(tmp_path: Path, users) -> 
     finally:
         stop(proc)
     assert "Traceback" not in log.read_text(errors="replace")
+
+
+def test_a_large_file_is_streamed_with_its_length_and_ranges(served) -> None:
+    """A big file (an image, a year's feed) goes out from the open file, not read whole
+    into memory, and still with its length, validators, ranges and 304s."""
+    import tracemalloc
+
+    app, client, _content, _tmp = served
+    out = Path(app.extensions["site"].out)
+    size = 48 * 1024 * 1024
+    (out / "files").mkdir(exist_ok=True)
+    big = out / "files" / "poster.bin"
+    with open(big, "wb") as fh:
+        fh.writelines(bytes([n % 251]) * 65536 for n in range(size // 65536))
+    try:
+        tracemalloc.start()
+        answer = client.get("/files/poster.bin", buffered=False)
+        sent = sum(len(chunk) for chunk in answer.response)
+        answer.close()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert (answer.status_code, sent) == (200, size)
+        assert int(answer.headers["Content-Length"]) == size
+        assert answer.headers["Accept-Ranges"] == "bytes"
+        assert peak < 4 * 1024 * 1024, f"{peak / 2**20:.1f} MB held to send {size >> 20} MB"
+
+        part = client.get("/files/poster.bin", headers={"Range": "bytes=65530-65541"})
+        assert part.status_code == 206
+        assert part.headers["Content-Range"] == f"bytes 65530-65541/{size}"
+        assert part.data == bytes([0]) * 6 + bytes([1]) * 6
+        tail = client.get("/files/poster.bin", headers={"Range": "bytes=-3"})
+        assert (tail.status_code, tail.data) == (206, bytes([(size // 65536 - 1) % 251]) * 3)
+        beyond = client.get("/files/poster.bin", headers={"Range": f"bytes={size}-"})
+        assert beyond.status_code == 416
+        assert beyond.headers["Content-Range"] == f"bytes */{size}"
+        fresh = client.get("/files/poster.bin", headers={"If-None-Match": answer.headers["ETag"]})
+        assert (fresh.status_code, fresh.data) == (304, b"")
+        resumed = client.get("/files/poster.bin", headers={
+            "If-Range": answer.headers["ETag"], "Range": "bytes=0-1"})
+        assert (resumed.status_code, resumed.data) == (206, b"\0\0")
+        changed = client.get("/files/poster.bin", buffered=False, headers={
+            "If-Range": '"another-version"', "Range": "bytes=0-1"})
+        assert changed.status_code == 200
+        assert int(changed.headers["Content-Length"]) == size
+        changed.close()
+        head = client.head("/files/poster.bin")
+        assert (head.status_code, head.data) == (200, b"")
+        assert int(head.headers["Content-Length"]) == size
+    finally:
+        big.unlink()

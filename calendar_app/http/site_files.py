@@ -10,13 +10,13 @@ interface keeps `/wp-json/`: a path there that no API route takes is the API's 4
 
 from __future__ import annotations
 
-import io
 import mimetypes
 import os
 import re
 from pathlib import Path
 
 from flask import Blueprint, Flask, Response, abort, current_app, redirect, request, send_file
+from werkzeug.exceptions import RequestedRangeNotSatisfiable
 from werkzeug.security import safe_join
 
 from ..site.live import LiveSite
@@ -88,14 +88,26 @@ def site_file(path: str) -> Response:
 def _send(target: str, download: str = "") -> Response:
     # One open file for the length, the validators and the bytes: the builder replaces
     # pages by renaming new files over them, and a send by path (stat, then open) could
-    # announce the old page's length and send the new one's bytes.
-    with open(target, "rb") as fh:
+    # announce the old page's length and send the new one's bytes. The file is streamed,
+    # not read whole (a large image or feed costs a buffer, not its size); werkzeug only
+    # knows a file object's length when told, so ranges and 304s are worked out here.
+    fh = open(target, "rb")  # noqa: SIM115 (the response closes it when sent)
+    try:
         stat = os.fstat(fh.fileno())
-        body = io.BytesIO(fh.read())
-    response = send_file(body, mimetype=content_type(target), conditional=True,
-                         etag=f"{stat.st_mtime_ns:x}-{stat.st_size:x}-{stat.st_ino:x}",
-                         last_modified=stat.st_mtime, max_age=None,
-                         download_name=download or None, as_attachment=bool(download))
+        response = send_file(fh, mimetype=content_type(target), conditional=False,
+                             etag=f"{stat.st_mtime_ns:x}-{stat.st_size:x}-{stat.st_ino:x}",
+                             last_modified=stat.st_mtime, max_age=None,
+                             download_name=download or None, as_attachment=bool(download))
+        response.content_length = stat.st_size
+        response = response.make_conditional(request.environ, accept_ranges=True,
+                                             complete_length=stat.st_size)
+    except RequestedRangeNotSatisfiable:
+        fh.close()
+        # As a static host answers: the file's length, for the client's next range.
+        return Response(b"", 416, headers={"Content-Range": f"bytes */{stat.st_size}"})
+    except BaseException:
+        fh.close()
+        raise
     response.headers["Cache-Control"] = "no-cache"
     return response
 
