@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -62,6 +63,49 @@ def test_push_in_process(served, monkeypatch: pytest.MonkeyPatch) -> None:
         assert a.sync._lead(time.monotonic() + 30).state == "pushed"
     assert head(bare, "main") == head(a.root) == head(a.root, "origin/main")
     assert a.sync.unpushed() == []
+
+
+def no_delay(sock: socket.socket) -> int:
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def test_push_socket_sends_without_delay(served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The push's connection has TCP_NODELAY before its commands and pack are sent: the
+    pack no longer waits ~40 ms for the remote's delayed acknowledgement."""
+    bare, a, _b = served
+    port = int(a.sync.git("remote", "get-url", "origin").stdout.split(":")[2].split("/")[0])
+    seen: list[int] = []
+
+    class Watched(netfast._Connection):
+        def no_delay(self) -> None:
+            super().no_delay()
+            for fd, inode in netfast._sockets().items():
+                if inode in self.before:
+                    continue
+                with socket.socket(fileno=os.dup(fd)) as sock:
+                    if sock.getpeername()[1] == port:
+                        seen.append(no_delay(sock))
+
+    monkeypatch.setattr(netfast, "_Connection", Watched)
+    write(a, "notes/p1.yaml", "k1: a\n", "a: new p1")
+    assert netfast.push(a.tree.git_dir, "origin", head(a.root), MAIN,
+                        time.monotonic() + 30) == "pushed"
+    assert seen == [1]
+    assert head(bare, "main") == head(a.root)
+
+
+def test_no_delay_only_on_new_sockets_to_the_remote() -> None:
+    """Sockets open before the push, or to another port, are left as they are."""
+    with socket.create_server(("127.0.0.1", 0)) as remote, \
+            socket.create_server(("127.0.0.1", 0)) as other:
+        port = remote.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as older:
+            connection = netfast._Connection(f"git://127.0.0.1:{port}/calendar.git")
+            with socket.create_connection(("127.0.0.1", port)) as ours, \
+                    socket.create_connection(other.getsockname()) as elsewhere:
+                connection.no_delay()
+                assert (no_delay(ours), no_delay(older), no_delay(elsewhere)) == (1, 0, 0)
+                assert connection.set == 1
 
 
 def test_push_refused_when_the_remote_moved_on(served) -> None:
