@@ -24,6 +24,7 @@ from sitechecks import (
     assert_nu_clean,
     axe_violations,
     nu_errors,
+    with_axe,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -113,29 +114,35 @@ def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> No
 
 
 # -- axe-core ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def axe_page(browser):
+    """One tab for the module's axe checks, in a context that carries axe (a context and
+    its first page cost most of a second of Chromium's CPU)."""
+    context = with_axe(browser.new_context(viewport={"width": 1280, "height": 900}))
+    yield context.new_page()
+    context.close()
+
+
+def axe_on(page, url: str) -> list[str]:
+    page.goto(url)
+    return axe_violations(page, url)
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason=NEEDS_CHROMIUM)
 @pytest.mark.parametrize("scope", SCOPES)
-def test_axe_finds_no_violation_on_any_kind_of_page(sites: dict[str, Path], browser,
+def test_axe_finds_no_violation_on_any_kind_of_page(sites: dict[str, Path], axe_page,
                                                     scope: str) -> None:
     pages = pages_to_check(sites, scope)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    try:
-        found = {name: axe_violations(page, path.as_uri()) for name, path in pages.items()}
-    finally:
-        page.close()
+    found = {name: axe_on(axe_page, path.as_uri()) for name, path in pages.items()}
     assert {name: v for name, v in found.items() if v} == {}
     assert len(found) == len(PAGES) * (1 if scope == "one" else len(LANGUAGES))
 
 
-def test_axe_reports_a_violation_when_there_is_one(tmp_path: Path, browser) -> None:
+def test_axe_reports_a_violation_when_there_is_one(tmp_path: Path, axe_page) -> None:
     """The gate above would pass on a page axe never looked at: show it looks."""
     bad = tmp_path / "bad.html"
     bad.write_text("<!DOCTYPE html><html><title>x</title><img src=x.png>", encoding="utf-8")
-    page = browser.new_page()
-    try:
-        ids = {v.split(" ", 1)[0] for v in axe_violations(page, bad.as_uri())}
-    finally:
-        page.close()
+    ids = {v.split(" ", 1)[0] for v in axe_on(axe_page, bad.as_uri())}
     assert {"image-alt", "html-has-lang"} <= ids
 
 
