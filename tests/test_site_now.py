@@ -26,31 +26,29 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def tokyo(browser):
-    """One browser context for the module (a context costs more than its pages), in a
-    zone that is not the calendar's."""
+    """One tab for the module (a tab costs a renderer's start, a context more), in a
+    zone that is not the calendar's, and the errors its pages threw."""
     context = browser.new_context(timezone_id="Asia/Tokyo")
-    yield context
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield tab, errors
     context.close()
 
 
 @pytest.fixture
 def read_at(tokyo):
-    """Open a built page in a tab whose clock says `moment` (the context's clock: each
-    tab is read before the next one sets it)."""
-    tabs = []
-    errors: list[str] = []
+    """Open a built page in the module's tab, its clock set to `moment` first (each page
+    is read before the next one is opened)."""
+    tab, errors = tokyo
+    errors.clear()
 
     def open_page(site: Path, path: str, moment: dt.datetime):
-        tab = tokyo.new_page()
-        tabs.append(tab)
-        tab.on("pageerror", lambda exc: errors.append(str(exc)))
         tab.clock.set_fixed_time(moment)
         tab.goto((site / path).as_uri())
         return tab
 
     yield open_page
-    for tab in tabs:
-        tab.close()
     assert errors == []
 
 

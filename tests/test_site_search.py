@@ -92,17 +92,36 @@ def test_index_is_signed_like_every_output(tmp_path: Path,
 
 
 # -- in the browser ------------------------------------------------------------------------
-@pytest.fixture
-def page(browser):
+@pytest.fixture(scope="module")
+def search_tab(browser):
+    """One tab for the module's tests with JavaScript (a context and its first page cost
+    most of a second of Chromium's CPU), and the errors its pages threw or logged."""
     context = browser.new_context()
     tab = context.new_page()
-    tab.clock.set_fixed_time(NOW)  # upcoming and past as on the build day
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
     tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    yield tab
+    yield tab, errors
     context.close()
+
+
+@pytest.fixture
+def read_at(search_tab):
+    """The module's tab, its clock set to a moment (each test sets its own)."""
+    tab, errors = search_tab
+    errors.clear()
+
+    def at(moment: dt.datetime):
+        tab.clock.set_fixed_time(moment)
+        return tab
+
+    yield at
     assert errors == []
+
+
+@pytest.fixture
+def page(read_at):
+    return read_at(NOW)  # upcoming and past as on the build day
 
 
 def results(tab) -> list[str]:
@@ -180,10 +199,8 @@ def test_header_search_box_leads_to_results(site: Path, page) -> None:
     assert page.input_value("#search-q") == "quartet"
 
 
-def test_past_events_come_last_and_say_so(site: Path, browser) -> None:
-    context = browser.new_context()
-    tab = context.new_page()
-    tab.clock.set_fixed_time(dt.datetime(2027, 2, 10, tzinfo=dt.UTC))  # read later
+def test_past_events_come_last_and_say_so(site: Path, read_at) -> None:
+    tab = read_at(dt.datetime(2027, 2, 10, tzinfo=dt.UTC))  # read later
     tab.goto((site / PAGE).as_uri() + "?q=jazz%20night")
     tab.wait_for_function("document.querySelectorAll('#search-results li').length == 6")
     texts = tab.locator("#search-results li").all_inner_texts()
@@ -194,7 +211,6 @@ def test_past_events_come_last_and_say_so(site: Path, browser) -> None:
         "Jazz Night: Curtis Bell Organ Quartet", "Jazz Night: Ana Lucía Ferrer Trio"]
     # (inner text is as shown: the label is in capitals)
     assert [t.lower().endswith(" past") for t in texts] == [False] * 4 + [True] * 2
-    context.close()
 
 
 def test_without_javascript_the_page_says_so(site: Path, browser) -> None:
