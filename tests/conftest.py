@@ -474,6 +474,34 @@ def browser():
         launched.close()
 
 
+@pytest.fixture(scope="session")
+def plain_page(browser):
+    """One tab per test process for the tests that need no context of their own (no
+    clock, zone, axe or JavaScript switch): a new tab starts a renderer, ~0.4 s of
+    Chromium's CPU. Use it through `site_tab`."""
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def site_tab(plain_page):
+    """The process's plain tab at 1280 x 720 px, and what its pages report during the
+    test: console messages, uncaught errors, failed loads (test_site_browser checks
+    that it hears each)."""
+    problems: list[str] = []
+    listeners = {
+        "console": lambda message: problems.append(f"console {message.type}: {message.text}"),
+        "pageerror": lambda error: problems.append(f"uncaught: {error}"),
+        "requestfailed": lambda request: problems.append(f"failed: {request.url}")}
+    for event, listener in listeners.items():
+        plain_page.on(event, listener)
+    plain_page.set_viewport_size({"width": 1280, "height": 720})
+    yield plain_page, problems
+    for event, listener in listeners.items():
+        plain_page.remove_listener(event, listener)
+
+
 @pytest.fixture
 def bare(tmp_path: Path) -> Path:
     """A shared repository: a bare clone of a repository holding the sample."""
