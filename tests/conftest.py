@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import contextlib
 import datetime as dt
 import functools
 import gc
@@ -13,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -474,6 +475,24 @@ def browser():
         launched.close()
 
 
+@contextlib.contextmanager
+def heard(page) -> Iterator[list[str]]:
+    """What `page` reports while the block runs: console messages ("console error:
+    ..."), uncaught errors ("uncaught: ..."), failed loads ("failed: <url>")."""
+    problems: list[str] = []
+    listeners = {
+        "console": lambda message: problems.append(f"console {message.type}: {message.text}"),
+        "pageerror": lambda error: problems.append(f"uncaught: {error}"),
+        "requestfailed": lambda request: problems.append(f"failed: {request.url}")}
+    for event, listener in listeners.items():
+        page.on(event, listener)
+    try:
+        yield problems
+    finally:
+        for event, listener in listeners.items():
+            page.remove_listener(event, listener)
+
+
 @pytest.fixture(scope="session")
 def plain_page(browser):
     """One tab per test process for the tests that need no context of their own (no
@@ -487,19 +506,21 @@ def plain_page(browser):
 @pytest.fixture
 def site_tab(plain_page):
     """The process's plain tab at 1280 x 720 px, and what its pages report during the
-    test: console messages, uncaught errors, failed loads (test_site_browser checks
-    that it hears each)."""
-    problems: list[str] = []
-    listeners = {
-        "console": lambda message: problems.append(f"console {message.type}: {message.text}"),
-        "pageerror": lambda error: problems.append(f"uncaught: {error}"),
-        "requestfailed": lambda request: problems.append(f"failed: {request.url}")}
-    for event, listener in listeners.items():
-        plain_page.on(event, listener)
+    test (`heard`; test_site_browser checks that it hears each kind)."""
     plain_page.set_viewport_size({"width": 1280, "height": 720})
-    yield plain_page, problems
-    for event, listener in listeners.items():
-        plain_page.remove_listener(event, listener)
+    with heard(plain_page) as problems:
+        yield plain_page, problems
+
+
+@pytest.fixture(scope="session")
+def clocked_page(browser):
+    """One tab per test process for the tests that set its clock before each page they
+    read (Playwright's clock stays installed in the tab's context): test_site_now,
+    test_site_search, test_site_i18n_browser. A context and its tab cost most of a
+    second of Chromium's CPU."""
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
 
 
 @pytest.fixture

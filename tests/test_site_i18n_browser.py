@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import NEEDS_CHROMIUM
+from conftest import NEEDS_CHROMIUM, heard
 from sitebuilds import NOW, language_site, language_sites
 from sitechecks import CHROMIUM
 
@@ -24,26 +24,15 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "ar": language_site(tmp_path_factory, "ar-001")}
 
 
-@pytest.fixture(scope="module")
-def tab(browser):
-    """One tab for the module (a context and its first page cost most of a second of
-    Chromium's CPU), its pages read on their build day, and the errors they threw."""
-    context = browser.new_context()
-    page = context.new_page()
-    page.clock.set_fixed_time(NOW)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page, errors
-    context.close()
-
-
 @pytest.fixture
-def page(tab):
-    page, errors = tab
-    errors.clear()
-    page.set_viewport_size({"width": 1280, "height": 900})
-    yield page
-    assert errors == []
+def page(clocked_page):
+    """The process's clocked tab (conftest), its pages read on their build day, and
+    nothing reported by them (`heard`)."""
+    clocked_page.clock.set_fixed_time(NOW)
+    clocked_page.set_viewport_size({"width": 1280, "height": 900})
+    with heard(clocked_page) as problems:
+        yield clocked_page
+    assert problems == []
 
 
 def box(page, selector: str) -> dict:

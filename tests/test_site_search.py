@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import sitebuilds
-from conftest import NOW, site_options
+from conftest import NOW, heard, site_options
 
 from calendar_app.site import Builder, build
 
@@ -93,30 +93,26 @@ def test_index_is_signed_like_every_output(tmp_path: Path,
 
 # -- in the browser ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def search_tab(browser):
-    """One tab for the module's tests with JavaScript (a context and its first page cost
-    most of a second of Chromium's CPU), and the errors its pages threw or logged."""
-    context = browser.new_context()
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    yield tab, errors
-    context.close()
+def search_tab(clocked_page):
+    """The process's clocked tab (conftest) for the module, and what its pages report
+    (`heard`)."""
+    clocked_page.set_viewport_size({"width": 1280, "height": 720})
+    with heard(clocked_page) as problems:
+        yield clocked_page, problems
 
 
 @pytest.fixture
 def read_at(search_tab):
     """The module's tab, its clock set to a moment (each test sets its own)."""
-    tab, errors = search_tab
-    errors.clear()
+    tab, problems = search_tab
+    problems.clear()
 
     def at(moment: dt.datetime):
         tab.clock.set_fixed_time(moment)
         return tab
 
     yield at
-    assert errors == []
+    assert problems == []
 
 
 @pytest.fixture
