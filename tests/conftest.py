@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from sitechecks import with_axe
 
 from calendar_app.http.app import create_app
 from calendar_app.site import Options, build
@@ -510,6 +511,16 @@ def site_tab(plain_page):
     plain_page.set_viewport_size({"width": 1280, "height": 720})
     with heard(plain_page) as problems:
         yield plain_page, problems
+
+
+@pytest.fixture(scope="session")
+def axe_page(browser):
+    """One tab per test process, 1280 x 900 px, in a context that carries axe-core
+    (sitechecks.with_axe), for the tests that need no clock: test_site_quality,
+    test_admin_i18n_browser."""
+    context = with_axe(browser.new_context(viewport={"width": 1280, "height": 900}))
+    yield context.new_page()
+    context.close()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import NOW, SIGN_IN_PASSWORD, git, make_repo
-from sitechecks import assert_nu_clean, axe_violations, with_axe
+from sitechecks import assert_nu_clean, axe_violations
 from submitting import propose
 from werkzeug.serving import make_server
 
@@ -63,21 +63,13 @@ def german(tmp_path_factory, signed_users_master):
     yield from serving(tmp_path_factory, signed_users_master, "de", "de_DE")
 
 
-@pytest.fixture(scope="module")
-def tab(browser):
-    """One tab for the module, in a context that carries axe (a context and its first
-    page cost most of a second of Chromium's CPU)."""
-    context = with_axe(browser.new_context(viewport={"width": 1280, "height": 900}))
-    yield context.new_page()
-    context.close()
-
-
 @pytest.fixture
-def page(tab):
-    """The module's tab, signed out: both servers are on 127.0.0.1, whose cookies a
-    browser shares between ports."""
-    tab.context.clear_cookies()
-    return tab
+def page(axe_page):
+    """The process's axe tab (conftest), signed out: both servers are on 127.0.0.1,
+    whose cookies a browser shares between ports."""
+    axe_page.context.clear_cookies()
+    axe_page.set_viewport_size({"width": 1280, "height": 900})
+    return axe_page
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from sitechecks import (
     assert_nu_clean,
     axe_violations,
     nu_errors,
-    with_axe,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -116,16 +115,8 @@ def test_every_page_passes_the_nu_html_checker(site: Path, tmp_path: Path) -> No
 
 
 # -- axe-core ----------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def axe_page(browser):
-    """One tab for the module's axe checks, in a context that carries axe (a context and
-    its first page cost most of a second of Chromium's CPU)."""
-    context = with_axe(browser.new_context(viewport={"width": 1280, "height": 900}))
-    yield context.new_page()
-    context.close()
-
-
 def axe_on(page, url: str) -> list[str]:
+    """axe's violations on `url`, opened in the process's axe tab (conftest axe_page)."""
     page.goto(url)
     return axe_violations(page, url)
 
