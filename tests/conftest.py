@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import contextlib
 import datetime as dt
 import functools
 import gc
@@ -13,12 +14,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from sitechecks import with_axe
 
 from calendar_app.http.app import create_app
 from calendar_app.site import Options, build
@@ -472,6 +474,64 @@ def browser():
                                           args=["--no-sandbox", "--disable-gpu"])
         yield launched
         launched.close()
+
+
+@contextlib.contextmanager
+def heard(page) -> Iterator[list[str]]:
+    """What `page` reports while the block runs: console messages ("console error:
+    ..."), uncaught errors ("uncaught: ..."), failed loads ("failed: <url>")."""
+    problems: list[str] = []
+    listeners = {
+        "console": lambda message: problems.append(f"console {message.type}: {message.text}"),
+        "pageerror": lambda error: problems.append(f"uncaught: {error}"),
+        "requestfailed": lambda request: problems.append(f"failed: {request.url}")}
+    for event, listener in listeners.items():
+        page.on(event, listener)
+    try:
+        yield problems
+    finally:
+        for event, listener in listeners.items():
+            page.remove_listener(event, listener)
+
+
+@pytest.fixture(scope="session")
+def plain_page(browser):
+    """One tab per test process for the tests that need no context of their own (no
+    clock, zone, axe or JavaScript switch): a new tab starts a renderer, ~0.4 s of
+    Chromium's CPU. Use it through `site_tab`."""
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def site_tab(plain_page):
+    """The process's plain tab at 1280 x 720 px, and what its pages report during the
+    test (`heard`; test_site_browser checks that it hears each kind)."""
+    plain_page.set_viewport_size({"width": 1280, "height": 720})
+    with heard(plain_page) as problems:
+        yield plain_page, problems
+
+
+@pytest.fixture(scope="session")
+def axe_page(browser):
+    """One tab per test process, 1280 x 900 px, in a context that carries axe-core
+    (sitechecks.with_axe), for the tests that need no clock: test_site_quality,
+    test_admin_i18n_browser."""
+    context = with_axe(browser.new_context(viewport={"width": 1280, "height": 900}))
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def clocked_page(browser):
+    """One tab per test process for the tests that set its clock before each page they
+    read (Playwright's clock stays installed in the tab's context): test_site_now,
+    test_site_search, test_site_i18n_browser. A context and its tab cost most of a
+    second of Chromium's CPU."""
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
 
 
 @pytest.fixture

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import NOW, SIGN_IN_PASSWORD, git, make_repo
-from sitechecks import assert_nu_clean
+from sitechecks import assert_nu_clean, axe_violations
 from submitting import propose
 from werkzeug.serving import make_server
 
@@ -44,13 +45,31 @@ class Server:
         threading.Thread(target=self.http.serve_forever, daemon=True).start()
 
 
+def serving(tmp_path_factory, users: Path, language: str, locale: str) -> Iterator[Server]:
+    server = Server(tmp_path_factory.mktemp(language), users, locale)
+    yield server
+    server.http.shutdown()
+
+
+# One server per language, each made only for the test that reads it (xdist may run the
+# two tests in different processes).
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory, signed_users_master):
-    made = {language: Server(tmp_path_factory.mktemp(language), signed_users_master, locale)
-            for language, locale in (("ar", "ar_EG"), ("de", "de_DE"))}
-    yield made
-    for server in made.values():
-        server.http.shutdown()
+def arabic(tmp_path_factory, signed_users_master):
+    yield from serving(tmp_path_factory, signed_users_master, "ar", "ar_EG")
+
+
+@pytest.fixture(scope="module")
+def german(tmp_path_factory, signed_users_master):
+    yield from serving(tmp_path_factory, signed_users_master, "de", "de_DE")
+
+
+@pytest.fixture
+def page(axe_page):
+    """The process's axe tab (conftest), signed out: both servers are on 127.0.0.1,
+    whose cookies a browser shares between ports."""
+    axe_page.context.clear_cookies()
+    axe_page.set_viewport_size({"width": 1280, "height": 900})
+    return axe_page
 
 
 @pytest.fixture
@@ -60,13 +79,7 @@ def seen() -> dict[str, str]:
 
 def look(page, name: str, seen: dict[str, str], folder: Path) -> None:
     """axe-core on the page as shown, its HTML kept for the Nu checker, screenshots."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    result = Axe().run(page).response
-    assert result["passes"], name
-    violations = [f"{v['id']}: {[n['target'] for n in v['nodes']][:3]}"
-                  for v in result["violations"]]
-    assert violations == [], name
+    assert axe_violations(page, name) == [], name
     seen[name] = page.content()
     if not name.startswith("ar-"):  # the German pages are laid out as the English ones
         return
@@ -84,10 +97,8 @@ def sign_in(page, server: Server) -> None:
     page.wait_for_url("**/admin/events/")
 
 
-def test_arabic_editing_pages_read_from_the_right(browser, servers, seen, tmp_path) -> None:
-    server = servers["ar"]
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+def test_arabic_editing_pages_read_from_the_right(arabic, page, seen, tmp_path) -> None:
+    server = arabic
     page.goto(server.url + "/submit/")
     assert page.get_attribute("html", "dir") == "rtl"
     look(page, "ar-submit", seen, tmp_path)
@@ -129,14 +140,11 @@ def test_arabic_editing_pages_read_from_the_right(browser, servers, seen, tmp_pa
     page.goto(server.url + "/admin/pending/")
     assert "فعاليات قيد الانتظار" in page.inner_text("h1")
     look(page, "ar-pending", seen, tmp_path)
-    context.close()
     assert_nu_clean(seen, tmp_path)
 
 
-def test_german_editing_pages(browser, servers, seen, tmp_path) -> None:
-    server = servers["de"]
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+def test_german_editing_pages(german, page, seen, tmp_path) -> None:
+    server = german
     sign_in(page, server)
     assert page.inner_text("h1") == "Veranstaltungen"
     look(page, "de-events", seen, tmp_path)
@@ -150,6 +158,5 @@ def test_german_editing_pages(browser, servers, seen, tmp_path) -> None:
     page.goto(server.url + "/admin/pending/")
     assert page.inner_text("h1") == "Eingereichte Veranstaltungen"
     seen["de-pending"] = page.content()
-    context.close()
     assert_nu_clean(seen, tmp_path)
 

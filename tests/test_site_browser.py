@@ -9,24 +9,10 @@ import pytest
 import sitebuilds
 
 
-@pytest.fixture(scope="module")
-def tab(browser):
-    """One tab for the module (a new one costs a browser context), and everything it
-    reported on the console, threw, or failed to load since the last navigation."""
-    page = browser.new_page(viewport={"width": 1280, "height": 1600})
-    problems: list[str] = []
-    page.on("console", lambda message: problems.append(f"console {message.type}: "
-                                                        f"{message.text}"))
-    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
-    page.on("requestfailed", lambda request: problems.append(f"failed: {request.url}"))
-    yield page, problems
-    page.close()
-
-
-def open_page(tab, url: str, width: int):
-    """The page at `url` loaded afresh in the module's tab, `width` pixels wide; the
-    problems list emptied first."""
-    page, problems = tab
+def open_page(site_tab, url: str, width: int):
+    """The page at `url` loaded afresh in the process's tab (conftest), `width` pixels
+    wide; the problems list emptied first."""
+    page, problems = site_tab
     page.goto("about:blank")
     problems.clear()
     page.set_viewport_size({"width": width, "height": 1600})
@@ -48,12 +34,12 @@ def open_page(tab, url: str, width: int):
     ("embed/list/index.html", [r'<ol class="embed-list">']),
     ("embed/month/2026-12/index.html", [r'<table class="embed-month">']),
 ])
-def test_pages_render_in_chromium(tmp_path_factory: pytest.TempPathFactory, tab,
+def test_pages_render_in_chromium(tmp_path_factory: pytest.TempPathFactory, site_tab,
                                   tmp_path: Path, path: str, checks: list[str]) -> None:
     url = (sitebuilds.sample_site(tmp_path_factory) / path).as_uri()
     name = path.replace("/", "_").removesuffix("_index.html")
     for width, suffix in ((1280, "desktop"), (390, "phone")):
-        page, problems = open_page(tab, url, width)
+        page, problems = open_page(site_tab, url, width)
         dom = page.content()
         for pattern in checks:
             assert re.search(pattern, dom, re.DOTALL), (pattern, width)
@@ -61,3 +47,16 @@ def test_pages_render_in_chromium(tmp_path_factory: pytest.TempPathFactory, tab,
         page.screenshot(path=str(shot))
         assert shot.stat().st_size > 5000
         assert problems == []
+
+
+def test_the_tab_hears_what_a_page_throws_logs_and_fails_to_load(site_tab,
+                                                                  tmp_path: Path) -> None:
+    """The tests above would pass in a tab that heard nothing: show it hears each kind
+    of problem, in the tab conftest shares with other modules."""
+    bad = tmp_path / "bad.html"
+    bad.write_text("<!DOCTYPE html><title>x</title><img src=missing.png alt=x>"
+                   "<script>console.error('logged'); throw new Error('thrown')</script>",
+                   encoding="utf-8")
+    _, problems = open_page(site_tab, bad.as_uri(), 1280)
+    assert {problem.split(" ", 1)[0] for problem in problems} == {
+        "console", "failed:", "uncaught:"}, problems

@@ -166,22 +166,18 @@ MEASURE = """() => {
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason=NEEDS_CHROMIUM)
-def test_month_grid_in_chromium(site: Path, tmp_path: Path, browser) -> None:
-    # The session's Chromium (one start per test process) instead of three processes
-    # of its own: the same measures, read from the page in a window of each width.
-    page = browser.new_page(viewport={"width": 1280, "height": 1400})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
-        page.goto((site / MONTH).as_uri())
-        wide = page.evaluate(MEASURE)
-        page.screenshot(path=str(tmp_path / "month-desktop.png"))
-        page.set_viewport_size({"width": 390, "height": 1400})
-        narrow = page.evaluate(MEASURE)
-        page.screenshot(path=str(tmp_path / "month-phone.png"))
-    finally:
-        page.close()
-    assert errors == []
+def test_month_grid_in_chromium(site: Path, tmp_path: Path, site_tab) -> None:
+    # The process's tab (conftest) instead of three Chromium processes of the test's
+    # own: the same measures, read from the page in a window of each width.
+    page, problems = site_tab
+    page.set_viewport_size({"width": 1280, "height": 1400})
+    page.goto((site / MONTH).as_uri())
+    wide = page.evaluate(MEASURE)
+    page.screenshot(path=str(tmp_path / "month-desktop.png"))
+    page.set_viewport_size({"width": 390, "height": 1400})
+    narrow = page.evaluate(MEASURE)
+    page.screenshot(path=str(tmp_path / "month-phone.png"))
+    assert problems == []
     assert wide["shown"] == ["table", "none"] and narrow["shown"] == ["none", "block"]
     # The week-long piece covers the row from Monday's cell to Sunday's.
     row = next(b for b in wide["bars"] if b["href"] == FESTIVAL and "span-7" in b["cls"])

@@ -227,11 +227,8 @@ def test_incremental_builds_follow_new_months_and_images(
         builder.close()
 
 
-def test_jump_to_month_field_in_chromium(site: Path, browser) -> None:
-    context = browser.new_context()
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+def test_jump_to_month_field_in_chromium(site: Path, site_tab) -> None:
+    tab, problems = site_tab
     tab.goto((site / "events/category/music/index.html").as_uri())
     tab.click(".jump-month summary")
     field = tab.locator("#jump-month-field")
@@ -244,5 +241,4 @@ def test_jump_to_month_field_in_chromium(site: Path, browser) -> None:
     tab.click(".jump-month-form button")
     tab.wait_for_url("**/events/month/2027-03/index.html")
     assert tab.locator("h1").inner_text() == "March 2027"
-    context.close()
-    assert errors == []
+    assert problems == []

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import sitebuilds
 import yaml
+from conftest import heard
 
 REPO = Path(__file__).resolve().parent.parent
 BUILT = dt.datetime(2026, 11, 21, 12, 0, 0, tzinfo=dt.UTC)
@@ -25,33 +26,34 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tokyo(browser):
-    """One browser context for the module (a context costs more than its pages), in a
-    zone that is not the calendar's."""
-    context = browser.new_context(timezone_id="Asia/Tokyo")
-    yield context
-    context.close()
+def tokyo(clocked_page):
+    """The process's clocked tab (conftest) in a zone that is not the calendar's, set
+    for the module by a DevTools session as a context's timezone_id sets it (the
+    override ends with the session), and what its pages report (`heard`)."""
+    chromium = clocked_page.context.new_cdp_session(clocked_page)
+    chromium.send("Emulation.setTimezoneOverride", {"timezoneId": "Asia/Tokyo"})
+    assert clocked_page.evaluate("Intl.DateTimeFormat().resolvedOptions().timeZone") == (
+        "Asia/Tokyo")
+    clocked_page.set_viewport_size({"width": 1280, "height": 720})
+    with heard(clocked_page) as problems:
+        yield clocked_page, problems
+    chromium.detach()
 
 
 @pytest.fixture
 def read_at(tokyo):
-    """Open a built page in a tab whose clock says `moment` (the context's clock: each
-    tab is read before the next one sets it)."""
-    tabs = []
-    errors: list[str] = []
+    """Open a built page in the module's tab, its clock set to `moment` first (each page
+    is read before the next one is opened)."""
+    tab, problems = tokyo
+    problems.clear()
 
     def open_page(site: Path, path: str, moment: dt.datetime):
-        tab = tokyo.new_page()
-        tabs.append(tab)
-        tab.on("pageerror", lambda exc: errors.append(str(exc)))
         tab.clock.set_fixed_time(moment)
         tab.goto((site / path).as_uri())
         return tab
 
     yield open_page
-    for tab in tabs:
-        tab.close()
-    assert errors == []
+    assert problems == []
 
 
 def visible_titles(tab) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import sitebuilds
-from conftest import NOW, site_options
+from conftest import NOW, heard, site_options
 
 from calendar_app.site import Builder, build
 
@@ -92,17 +92,32 @@ def test_index_is_signed_like_every_output(tmp_path: Path,
 
 
 # -- in the browser ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def search_tab(clocked_page):
+    """The process's clocked tab (conftest) for the module, and what its pages report
+    (`heard`)."""
+    clocked_page.set_viewport_size({"width": 1280, "height": 720})
+    with heard(clocked_page) as problems:
+        yield clocked_page, problems
+
+
 @pytest.fixture
-def page(browser):
-    context = browser.new_context()
-    tab = context.new_page()
-    tab.clock.set_fixed_time(NOW)  # upcoming and past as on the build day
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    yield tab
-    context.close()
-    assert errors == []
+def read_at(search_tab):
+    """The module's tab, its clock set to a moment (each test sets its own)."""
+    tab, problems = search_tab
+    problems.clear()
+
+    def at(moment: dt.datetime):
+        tab.clock.set_fixed_time(moment)
+        return tab
+
+    yield at
+    assert problems == []
+
+
+@pytest.fixture
+def page(read_at):
+    return read_at(NOW)  # upcoming and past as on the build day
 
 
 def results(tab) -> list[str]:
@@ -180,10 +195,8 @@ def test_header_search_box_leads_to_results(site: Path, page) -> None:
     assert page.input_value("#search-q") == "quartet"
 
 
-def test_past_events_come_last_and_say_so(site: Path, browser) -> None:
-    context = browser.new_context()
-    tab = context.new_page()
-    tab.clock.set_fixed_time(dt.datetime(2027, 2, 10, tzinfo=dt.UTC))  # read later
+def test_past_events_come_last_and_say_so(site: Path, read_at) -> None:
+    tab = read_at(dt.datetime(2027, 2, 10, tzinfo=dt.UTC))  # read later
     tab.goto((site / PAGE).as_uri() + "?q=jazz%20night")
     tab.wait_for_function("document.querySelectorAll('#search-results li').length == 6")
     texts = tab.locator("#search-results li").all_inner_texts()
@@ -194,22 +207,26 @@ def test_past_events_come_last_and_say_so(site: Path, browser) -> None:
         "Jazz Night: Curtis Bell Organ Quartet", "Jazz Night: Ana Lucía Ferrer Trio"]
     # (inner text is as shown: the label is in capitals)
     assert [t.lower().endswith(" past") for t in texts] == [False] * 4 + [True] * 2
-    context.close()
 
 
-def test_without_javascript_the_page_says_so(site: Path, browser) -> None:
-    context = browser.new_context(java_script_enabled=False)
-    tab = context.new_page()
-    tab.goto((site / PAGE).as_uri())
-    note = tab.locator(".search-needs-js")
-    assert note.is_visible()
-    assert "Search needs JavaScript" in note.inner_text()
-    assert note.locator("a").all_inner_texts() == ["upcoming events", "past events",
-                                                  "month calendar"]
-    assert not tab.locator("#search-form").is_visible()
-    # Lists still work without it: the jump menu's links are plain links.
-    tab.goto((site / "events/list/index.html").as_uri())
-    tab.click(".jump-month summary")
-    tab.click('.jump-month a[data-month="2027-03"]')
-    tab.wait_for_url("**/events/month/2027-03/index.html")
-    context.close()
+def test_without_javascript_the_page_says_so(site: Path, search_tab) -> None:
+    tab, _ = search_tab
+    # The module's tab with scripts off, as a context's java_script_enabled=False turns
+    # them off (a context of its own costs most of a second of Chromium's CPU).
+    chromium = tab.context.new_cdp_session(tab)
+    chromium.send("Emulation.setScriptExecutionDisabled", {"value": True})
+    try:
+        tab.goto((site / PAGE).as_uri())
+        note = tab.locator(".search-needs-js")
+        assert note.is_visible()
+        assert "Search needs JavaScript" in note.inner_text()
+        assert note.locator("a").all_inner_texts() == ["upcoming events", "past events",
+                                                      "month calendar"]
+        assert not tab.locator("#search-form").is_visible()
+        # Lists still work without it: the jump menu's links are plain links.
+        tab.goto((site / "events/list/index.html").as_uri())
+        tab.click(".jump-month summary")
+        tab.click('.jump-month a[data-month="2027-03"]')
+        tab.wait_for_url("**/events/month/2027-03/index.html")
+    finally:
+        chromium.detach()  # a session's overrides end with it: scripts run again

@@ -15,6 +15,7 @@ import pytest
 from conftest import NEEDS_CHROMIUM, compiled_templates, make_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sitechecks import axe_violations, with_axe
 
 from calendar_app.editorial import register
 from calendar_app.model.settings import WEEKDAY_NAMES, multiday_cutoff, setting_problems, week_start
@@ -477,13 +478,26 @@ def serve(folder: Path, cors: bool):
     return server
 
 
+@pytest.fixture(scope="module")
+def component_tab(browser):
+    """One phone-sized tab for the module, in a context that carries axe (a context and
+    its first page cost most of a second of Chromium's CPU), its clock at NOW (the
+    snapshots' events are upcoming then), and the errors its pages threw."""
+    context = with_axe(browser.new_context(viewport={"width": 390, "height": 900}))
+    page = context.new_page()
+    page.clock.set_fixed_time(NOW)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page, errors
+    context.close()
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason=NEEDS_CHROMIUM)
 def test_component_lists_events_on_another_sites_page(crowded_site: Path, tmp_path: Path,
-                                                     browser) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
+                                                     component_tab) -> None:
     site = crowded_site
-    page = browser.new_page(viewport={"width": 390, "height": 900})
+    page, errors = component_tab
+    errors.clear()
     calendar = serve(site, cors=True)
     music = json.loads((site / "wp-json/tribe/events/v1/categories.json").read_text())
     music_id = next(c["id"] for c in music["categories"] if c["slug"] == "music")
@@ -492,9 +506,6 @@ def test_component_lists_events_on_another_sites_page(crowded_site: Path, tmp_pa
         "{music_id}", str(music_id)), encoding="utf-8")
     host = serve(tmp_path, cors=False)
     try:
-        page.clock.set_fixed_time(NOW)  # the snapshot's events are upcoming then
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(f"http://127.0.0.1:{host.server_port}/index.html")
         page.wait_for_selector("#none .calendar-events-status:has-text('No upcoming')")
         page.wait_for_selector("#by-id .calendar-event")
@@ -540,29 +551,25 @@ def test_component_lists_events_on_another_sites_page(crowded_site: Path, tmp_pa
         assert titles("odd") == ["Market Day"]  # parseInt("1e9x") is 1
         assert errors == []
         page.screenshot(path=str(tmp_path / "component-phone.png"), full_page=True)
-        results = Axe().run(page)
-        assert results.response["passes"]
-        assert results.response["violations"] == []
+        assert axe_violations(page, "host page") == []
     finally:
-        page.close()
         calendar.shutdown()
         host.shutdown()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason=NEEDS_CHROMIUM)
 def test_component_says_when_the_calendar_cannot_be_read(site: Path, tmp_path: Path,
-                                                        browser) -> None:
+                                                        component_tab) -> None:
     """Without the header that lets another site read the files, the browser refuses
     them: the element says so and links to the calendar, nothing breaks."""
-    page = browser.new_page()
+    page, errors = component_tab
+    errors.clear()
     calendar = serve(site, cors=False)
     site_url = f"http://127.0.0.1:{calendar.server_port}/"
     (tmp_path / "index.html").write_text(HOST_PAGE.replace("{site}", site_url),
                                          encoding="utf-8")
     host = serve(tmp_path, cors=False)
     try:
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(f"http://127.0.0.1:{host.server_port}/index.html")
         status = page.locator("#none .calendar-events-status")
         status.filter(has_text="could not be loaded").wait_for()
@@ -573,6 +580,5 @@ def test_component_says_when_the_calendar_cannot_be_read(site: Path, tmp_path: P
         assert german.locator("a").inner_text() == "Zum Kalender"
         assert errors == []
     finally:
-        page.close()
         calendar.shutdown()
         host.shutdown()

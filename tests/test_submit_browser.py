@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import NOW, SIGN_IN_PASSWORD, make_repo
-from sitechecks import assert_nu_clean
+from sitechecks import assert_nu_clean, axe_violations, with_axe
 from werkzeug.serving import make_server
 
 from calendar_app.http.app import create_app
@@ -39,12 +39,7 @@ def server(tmp_path_factory, signed_users_master):
 
 def look(page, name: str, seen: dict[str, str]) -> None:
     """axe-core on the page as shown; its HTML kept for the Nu checker; screenshots."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    result = Axe().run(page).response
-    assert result["passes"], name  # axe ran its rules
-    assert [f"{v['id']}: {[n['target'] for n in v['nodes']][:3]}"
-            for v in result["violations"]] == [], name
+    assert axe_violations(page, name) == [], name
     seen[name] = page.content()
     folder = os.environ.get("SUBMIT_SCREENSHOTS")
     if folder:
@@ -87,13 +82,13 @@ def test_a_visitor_proposes_an_editor_approves_the_interface_lists_it(
     base, content = server
     seen: dict[str, str] = {}
     # The pages have no script (test_submit.py); axe needs JavaScript to run, though.
-    visitor = browser.new_context(viewport={"width": 1280, "height": 900})
+    visitor = with_axe(browser.new_context(viewport={"width": 1280, "height": 900}))
     visitor.set_default_timeout(30_000)
     propose_in_browser(visitor.new_page(), base, seen)
     visitor.close()
     assert "status: pending" in (content / "events/2027/harbour-lantern-walk.yaml").read_text()
 
-    editor = browser.new_context(viewport={"width": 1280, "height": 900})
+    editor = with_axe(browser.new_context(viewport={"width": 1280, "height": 900}))
     editor.set_default_timeout(30_000)
     page = editor.new_page()
     page.goto(base + "/admin/pending/")
