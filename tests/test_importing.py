@@ -32,6 +32,7 @@ from calendar_app.importing.tec import read_tec
 from calendar_app.wiring import open_calendar
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tec"
+SERVER_POLL = 0.01  # seconds between the test server's looks at shutdown()
 
 
 # -- helpers -------------------------------------------------------------------------
@@ -39,7 +40,9 @@ FIXTURES = Path(__file__).parent / "fixtures" / "tec"
 def serve(wsgi: Callable) -> Iterator[str]:
     """A WSGI app served on loopback in a thread; yields its base URL."""
     server = make_server("127.0.0.1", 0, wsgi, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: at the default 0.5 s that was most of
+    # the wall time of a short test.
+    thread = threading.Thread(target=server.serve_forever, args=(SERVER_POLL,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"

@@ -146,7 +146,9 @@ class ThreadedServer:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
         self.server = make_server("127.0.0.1", 0, app, threaded=True)
         self.port = self.server.server_port
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # shutdown() waits for the loop's next poll (0.5 s by default).
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,),
+                                       daemon=True)
 
     def __enter__(self):
         self.thread.start()
