@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -276,6 +277,31 @@ def linked_content(tmp_path: Path, template_repo: Path) -> Path:
     repo = tmp_path / "repo"
     shutil.copytree(template_repo, repo, copy_function=os.link)
     return repo / "content"
+
+
+@pytest.fixture
+def watcher_started(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set once a file `Watcher` of this test has started. Its inotify watches are in
+    place when start() returns (watchdog adds them before its threads run), so a file
+    changed after that is seen: the tests of --watch wait on this, not a fixed sleep."""
+    from calendar_app.catalog.watcher import Watcher
+
+    started = threading.Event()
+    start = Watcher.start
+
+    def start_and_tell(watcher: Watcher) -> None:
+        start(watcher)
+        started.set()
+
+    monkeypatch.setattr(Watcher, "start", start_and_tell)
+    return started
+
+
+@pytest.fixture
+def watch_stops_quickly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The --watch loop looks at its stop event every 20 ms instead of 0.5 s: each
+    test of it waited that long to end."""
+    monkeypatch.setattr("calendar_app.site.watch.STOP_POLL", 0.02)
 
 
 @pytest.fixture
