@@ -444,7 +444,7 @@ def check_index(cache: Path, content: Path, files: dict, timeout: float = 30) ->
             return
         if time.monotonic() > deadline:
             raise AssertionError(f"index behind: stale {sorted(stale)[:5]}, extra {extra}")
-        time.sleep(0.2)
+        time.sleep(0.05)
 
 
 def check_search(port: int, admin: dict, files: dict) -> int:
