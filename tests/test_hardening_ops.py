@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BASE, REPO_ROOT, git, read_yaml
+from conftest import BASE, REPO_ROOT, commit_count, git, read_yaml
 
 from calendar_app.http.app import create_app
 from calendar_app.store.users import UserStore
@@ -28,7 +28,7 @@ OLD = "2020-01-02T03:04:05+00:00"
 
 
 def commits(content: Path) -> int:
-    return int(git(content.parent, "rev-list", "--count", "HEAD"))
+    return commit_count(content.parent)
 
 
 def event_body(**extra) -> dict:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, SAMPLE, git, make_repo
+from conftest import BASE, NOW, SAMPLE, commit_count, git, make_repo
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
@@ -59,7 +59,7 @@ def empty_tree(tmp: Path, name: str = "dest") -> Path:
 
 
 def commits(content: Path) -> int:
-    return int(git(content.parent, "rev-list", "--count", "HEAD").strip())
+    return commit_count(content.parent)
 
 
 def open_cal(content: Path, tmp: Path, users: Path | None = None, cache: str = "cache"):
