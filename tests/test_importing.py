@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BASE, NOW, SAMPLE, commit_count, git, make_repo
+from gitserver import serve_in_thread
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
@@ -32,7 +33,6 @@ from calendar_app.importing.tec import read_tec
 from calendar_app.wiring import open_calendar
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tec"
-SERVER_POLL = 0.01  # seconds between the test server's looks at shutdown()
 
 
 # -- helpers -------------------------------------------------------------------------
@@ -40,10 +40,7 @@ SERVER_POLL = 0.01  # seconds between the test server's looks at shutdown()
 def serve(wsgi: Callable) -> Iterator[str]:
     """A WSGI app served on loopback in a thread; yields its base URL."""
     server = make_server("127.0.0.1", 0, wsgi, threaded=True)
-    # shutdown() waits for the loop's next poll: at the default 0.5 s that was most of
-    # the wall time of a short test.
-    thread = threading.Thread(target=server.serve_forever, args=(SERVER_POLL,), daemon=True)
-    thread.start()
+    thread = serve_in_thread(server)
     try:
         yield f"http://127.0.0.1:{server.server_port}"
     finally:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BASE, NOW, git, make_repo
-from gitserver import free_port, start_gunicorn
+from gitserver import free_port, serve_in_thread, start_gunicorn
 from gitserver import stop_process as stop
 
 from calendar_app.catalog.index import TextIndex
@@ -146,12 +146,10 @@ class ThreadedServer:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
         self.server = make_server("127.0.0.1", 0, app, threaded=True)
         self.port = self.server.server_port
-        # shutdown() waits for the loop's next poll (0.5 s by default).
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,),
-                                       daemon=True)
+        self.thread: threading.Thread | None = None
 
     def __enter__(self):
-        self.thread.start()
+        self.thread = serve_in_thread(self.server)
         return self
 
     def __exit__(self, *exc: object) -> None:
