@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -178,6 +179,19 @@ def git(repo: Path, *args: str) -> str:
                           text=True).stdout
 
 
+def commit_count(path: Path) -> int:
+    """How many commits HEAD of the repository holding `path` has, as `git rev-list
+    --count HEAD` says (test_suite_helpers checks it), read in-process: the tests that
+    count commits around every request or example spent a git process (~4 ms) on each."""
+    import pygit2
+
+    repo = pygit2.Repository(pygit2.discover_repository(str(path)))
+    try:
+        return sum(1 for _ in repo.walk(repo.head.target))
+    finally:
+        repo.free()
+
+
 # libyaml's reader (the app's own choice, store/yamlfile.py): the same data as PyYAML's
 # pure-Python `safe_load` about ten times faster; the tests that read record files back
 # spent a quarter of their time there.
@@ -278,6 +292,31 @@ def linked_content(tmp_path: Path, template_repo: Path) -> Path:
     repo = tmp_path / "repo"
     shutil.copytree(template_repo, repo, copy_function=os.link)
     return repo / "content"
+
+
+@pytest.fixture
+def watcher_started(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set once a file `Watcher` of this test has started. Its inotify watches are in
+    place when start() returns (watchdog adds them before its threads run), so a file
+    changed after that is seen: the tests of --watch wait on this, not a fixed sleep."""
+    from calendar_app.catalog.watcher import Watcher
+
+    started = threading.Event()
+    start = Watcher.start
+
+    def start_and_tell(watcher: Watcher) -> None:
+        start(watcher)
+        started.set()
+
+    monkeypatch.setattr(Watcher, "start", start_and_tell)
+    return started
+
+
+@pytest.fixture
+def watch_stops_quickly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The --watch loop looks at its stop event every 20 ms instead of 0.5 s: each
+    test of it waited that long to end."""
+    monkeypatch.setattr("calendar_app.site.watch.STOP_POLL", 0.02)
 
 
 @pytest.fixture

@@ -7,13 +7,27 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Self
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def serve_in_thread(server: socketserver.BaseServer) -> threading.Thread:
+    """Serve `server` (werkzeug's `make_server`) from a daemon thread, ready to stop
+    at once. shutdown() waits for the loop's next look: every 10 ms here, not 0.5 s
+    (most of a short test's wall time). And a connection select() announced may be
+    gone when accept() takes it; on a blocking socket accept() then waits for the
+    next one, forever in a test, and shutdown() with it: a second at most here."""
+    server.socket.settimeout(1.0)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    return thread
 
 
 def free_port() -> int:

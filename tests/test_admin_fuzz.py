@@ -5,7 +5,7 @@ writes no file, an accepted one makes exactly one commit."""
 from __future__ import annotations
 
 import pytest
-from conftest import csrf_token, git, sign_in
+from conftest import commit_count, csrf_token, git, sign_in
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -54,7 +54,7 @@ def app(config, signed_users):
 
 
 def tracked(content) -> tuple[int, str]:
-    return (int(git(content, "rev-list", "--count", "HEAD")),
+    return (commit_count(content),
             git(content, "status", "--porcelain"))
 
 

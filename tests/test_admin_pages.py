@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import BASE, csrf_token, git, sign_in
+from conftest import BASE, commit_count, csrf_token, git, sign_in
 
 JAZZ_NIGHT = 106  # author 1 (administrator), published, at the-blue-lantern
 BLUE_LANTERN = 45
@@ -29,7 +29,7 @@ def editor(client):
 
 
 def commits(content) -> int:
-    return int(git(content, "rev-list", "--count", "HEAD"))
+    return commit_count(content)
 
 
 def form_of(client, path: str) -> dict[str, str | list[str]]:

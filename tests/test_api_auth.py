@@ -11,7 +11,7 @@ import base64
 from pathlib import Path
 
 import pytest
-from conftest import BASE, git
+from conftest import BASE, commit_count, git
 
 JAZZ_NIGHT = 106  # author 1 (administrator), published
 DRAFT = 142  # author 1, draft
@@ -68,7 +68,7 @@ def basic(name: str, password: str) -> dict:
 
 
 def commits(content: Path) -> int:
-    return int(git(content.parent, "rev-list", "--count", "HEAD"))
+    return commit_count(content.parent)
 
 
 def tree_state(content: Path) -> tuple[int, str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import BASE, git, read_yaml
+from conftest import BASE, commit_count, git, read_yaml
 
 JAZZ_NIGHT = 106  # events/2027/jazz-night-january-2027.yaml, venue the-blue-lantern
 NYC_BRUNCH = 126
@@ -57,7 +57,7 @@ def create(client, headers, collection="events", **fields):
 
 
 def commits(content: Path) -> int:
-    return int(git(content.parent, "rev-list", "--count", "HEAD"))
+    return commit_count(content.parent)
 
 
 def last_commit_files(content: Path) -> set[str]:

@@ -155,7 +155,7 @@ def test_real_server_create_and_read(tmp_path):
             except (urllib.error.URLError, ConnectionError):
                 assert proc.poll() is None, proc.stdout.read().decode()
                 assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.2)
+                time.sleep(0.05)
         token = base64.b64encode(f"server-admin:{password}".encode()).decode()
         request = urllib.request.Request(
             f"{root}/events", method="POST",

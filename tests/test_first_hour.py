@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import socket
 import subprocess
@@ -30,6 +31,22 @@ def check(content: Path, capsys, *extra: str) -> tuple[int, str]:
     args = parser.parse_args(["check", str(content), *extra])
     code = args.func(args)
     return code, capsys.readouterr().out
+
+
+def command_here(capsys, *argv: str) -> subprocess.CompletedProcess:
+    """`python -m calendar_app ARGV` in this process (its `main`; argparse's refusals
+    are its exit code), without a terminal: each interpreter start and its imports cost
+    half a second. test_init_asks_in_a_terminal and the project layout's schema test
+    run the commands as processes."""
+    from calendar_app.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 @pytest.fixture
@@ -208,11 +225,12 @@ def test_init_asks_in_a_terminal(tmp_path: Path) -> None:
     assert git(tmp_path / "cal", "status", "--porcelain") == ""
 
 
-def test_init_takes_flags_without_asking_and_refuses_bad_ones(tmp_path: Path) -> None:
+def test_init_takes_flags_without_asking_and_refuses_bad_ones(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # as from /dev/null: no terminal
+
     def init(*flags: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "calendar_app", "init", *flags],
-                              cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=60, check=False)
+        return command_here(capsys, "init", *flags)
 
     made = init(str(tmp_path / "a"), "--title", "Arts", "--timezone", "Europe/Paris")
     assert made.returncode == 0, made.stderr
@@ -245,13 +263,12 @@ def test_a_build_without_url_warns_once(tmp_path: Path, capsys, monkeypatch) -> 
     assert "has no url" not in capsys.readouterr().err
 
 
-def test_schema_after_init_writes_inside_the_repository(tmp_path: Path) -> None:
+def test_schema_after_init_writes_inside_the_repository(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     cal = tmp_path / "cal"
-    subprocess.run([sys.executable, "-m", "calendar_app", "init", str(cal), "--no-input"],
-                   cwd=REPO_ROOT, check=True, capture_output=True, timeout=60)
-    result = subprocess.run([sys.executable, "-m", "calendar_app", "schema", "--content",
-                             str(cal)], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=60, check=False)
+    assert command_here(capsys, "init", str(cal), "--no-input").returncode == 0
+    monkeypatch.chdir(tmp_path)
+    result = command_here(capsys, "schema", "--content", str(cal))
     assert result.returncode == 0, result.stderr
     assert (cal / "schemas/events.schema.json").is_file()
     assert not (tmp_path / "schemas").exists()

@@ -29,17 +29,20 @@ def _venue(n: int) -> dict[str, str]:
 
 class Gate:
     """A batch's flushes as they are, noted in `events` ("synced" once per batch),
-    held back while `open` is clear."""
+    held back while `open` is clear; `held` is set once a flush waits there."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, events: list[str],
                  pause: float = 0.0) -> None:
         self.open = threading.Event()
         self.open.set()
+        self.held = threading.Event()
         self.paths: list[Path] = []
         real = durable.fsync_path
         first = [True]
 
         def fsync_path(path: Path) -> None:
+            if not self.open.is_set():
+                self.held.set()
             self.open.wait(30)
             if first[0]:  # the first path of a batch: sorted, files before folders
                 time.sleep(pause)
@@ -137,7 +140,8 @@ def test_answered_only_after_the_sync_without_a_remote(
     thread = threading.Thread(target=lambda: answers.append(client.post(
         f"{BASE}/venues", headers=admin, json={"venue": "Held venue"}).status_code))
     thread.start()
-    time.sleep(0.4)
+    assert gate.held.wait(30)
+    time.sleep(0.1)  # an answer not waiting for the sync would be in by now
     assert answers == [] and events == []  # committed, not answered before its sync
     gate.open.set()
     thread.join(30)
@@ -161,7 +165,8 @@ def test_pushed_and_answered_only_after_the_sync(
     thread = threading.Thread(target=lambda: answers.append(client.post(
         f"{BASE}/venues", headers=admin, json={"venue": "Pushed venue"})))
     thread.start()
-    time.sleep(0.4)
+    assert gate.held.wait(30)
+    time.sleep(0.1)  # a push or an answer not waiting for the sync would be in by now
     assert answers == [] and events == []  # neither pushed nor answered
     assert 'create "Pushed venue"' not in git(remote, "log", "-1", "--format=%s", "main")
     gate.open.set()

@@ -412,9 +412,9 @@ def test_a_stalled_remote_bounds_the_lease_and_leaves_no_git_behind(
         bare: Path, tmp_path: Path, stalled_remote: str) -> None:
     repo = clone(bare, tmp_path / "a")
     git(repo, "remote", "set-url", "origin", stalled_remote)
-    leases = IdLeases(repo, "origin", instance="a", timeout=1.0)
+    leases = IdLeases(repo, "origin", instance="a", timeout=0.5)
     started = time.monotonic()
-    with pytest.raises(LeaseUnavailable, match="did not answer within 1 s"):
+    with pytest.raises(LeaseUnavailable, match="did not answer within 0.5 s"):
         within(8, lambda: leases.allocate(152, free))
     assert time.monotonic() - started < 3
     assert git_processes_in(repo) == []
@@ -432,7 +432,7 @@ def test_a_stalled_remote_lets_the_server_start_serve_and_refuse_only_creates(
     git(repo, "remote", "set-url", "origin", stalled_remote)
     started = time.monotonic()
     app = within(10, lambda: _app(repo / "content", tmp_path, SYNC_REMOTE="origin",
-                                  SYNC_PUSH="queue", ID_LEASE_TIMEOUT=1.0))
+                                  SYNC_PUSH="queue", ID_LEASE_TIMEOUT=0.5))
     assert time.monotonic() - started < 5
     calendar = app.extensions["calendar"]
     # The branch's own exchange with the remote (sync.py) is not on trial here: its

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, SAMPLE, git, make_repo
+from conftest import BASE, NOW, SAMPLE, commit_count, git, make_repo
+from gitserver import serve_in_thread
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
@@ -39,8 +40,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "tec"
 def serve(wsgi: Callable) -> Iterator[str]:
     """A WSGI app served on loopback in a thread; yields its base URL."""
     server = make_server("127.0.0.1", 0, wsgi, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    thread = serve_in_thread(server)
     try:
         yield f"http://127.0.0.1:{server.server_port}"
     finally:
@@ -56,7 +56,7 @@ def empty_tree(tmp: Path, name: str = "dest") -> Path:
 
 
 def commits(content: Path) -> int:
-    return int(git(content.parent, "rev-list", "--count", "HEAD").strip())
+    return commit_count(content.parent)
 
 
 def open_cal(content: Path, tmp: Path, users: Path | None = None, cache: str = "cache"):

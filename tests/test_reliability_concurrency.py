@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BASE, NOW, git, make_repo
-from gitserver import free_port, start_gunicorn
+from gitserver import free_port, serve_in_thread, start_gunicorn
 from gitserver import stop_process as stop
 
 from calendar_app.catalog.index import TextIndex
@@ -146,10 +146,10 @@ class ThreadedServer:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
         self.server = make_server("127.0.0.1", 0, app, threaded=True)
         self.port = self.server.server_port
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread: threading.Thread | None = None
 
     def __enter__(self):
-        self.thread.start()
+        self.thread = serve_in_thread(self.server)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -442,7 +442,7 @@ def check_index(cache: Path, content: Path, files: dict, timeout: float = 30) ->
             return
         if time.monotonic() > deadline:
             raise AssertionError(f"index behind: stale {sorted(stale)[:5]}, extra {extra}")
-        time.sleep(0.2)
+        time.sleep(0.05)
 
 
 def check_search(port: int, admin: dict, files: dict) -> int:

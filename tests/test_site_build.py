@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import icalendar
@@ -482,8 +483,14 @@ def test_parallel_build_matches_one_process(tmp_path: Path, monkeypatch,
         assert [n for n, workers in calls if workers == 2][-1] == feeds, calls
 
 
-def test_watch_rebuilds_on_save(tmp_path: Path,
-                                tmp_path_factory: pytest.TempPathFactory) -> None:
+def wait_until(condition: Callable[[], object], seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def test_watch_rebuilds_on_save(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+                                watcher_started, watch_stops_quickly) -> None:
     import threading
 
     from calendar_app.site.watch import watch
@@ -497,20 +504,22 @@ def test_watch_rebuilds_on_save(tmp_path: Path,
     thread = threading.Thread(target=watch, args=(builder, reports.append, stop), daemon=True)
     thread.start()
     try:
-        time.sleep(0.5)  # the observer is scheduled
+        assert watcher_started.wait(20)
         event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
+        saved = time.monotonic()
         event.write_text(event.read_text().replace("title: Holiday Messiah Sing-Along",
                                                    "title: Holiday Messiah Saved"))
-        deadline = time.monotonic() + 20
-        while not reports and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: reports)
+        save_to_report = time.monotonic() - saved
         assert reports and "event/holiday-messiah-sing-along-2026/index.html" in (
             reports[0].written)
         assert "Holiday Messiah Saved" in (
             out / "event/holiday-messiah-sing-along-2026/index.html").read_text()
         # Quiet after one edit: the build's own reads of the tree are not changes
-        # (it used to rebuild about 5 times a second for as long as it ran).
-        time.sleep(3)
+        # (it used to rebuild about 5 times a second for as long as it ran). Had the
+        # build's reads counted, a second report would follow within one debounce and
+        # build, what the save took to be reported: twice that, at least a second.
+        time.sleep(max(1.0, 2 * save_to_report))
         assert len(reports) == 1, [len(r.written) for r in reports]
     finally:
         stop.set()
@@ -518,8 +527,9 @@ def test_watch_rebuilds_on_save(tmp_path: Path,
         builder.close()
 
 
-def test_watch_goes_on_after_a_build_that_raises(tmp_path: Path,
-                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_watch_goes_on_after_a_build_that_raises(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, watcher_started,
+        watch_stops_quickly) -> None:
     """The server's builder process runs this loop: an unexpected fault in one build is
     logged and the next save builds again, instead of ending the watch."""
     import threading
@@ -544,18 +554,14 @@ def test_watch_goes_on_after_a_build_that_raises(tmp_path: Path,
     thread.start()
     event = content / "events/2026/holiday-messiah-sing-along-2026.yaml"
     try:
-        time.sleep(0.5)  # the observer is scheduled
+        assert watcher_started.wait(20)
         for title in ("Holiday Messiah Broken", "Holiday Messiah Saved"):
             calls_before = len(calls)
             event.write_text(event.read_text().replace(
                 "title: Holiday Messiah " + ("Sing-Along" if calls_before == 0 else "Broken"),
                 f"title: {title}"))
-            deadline = time.monotonic() + 20
-            while len(calls) == calls_before and time.monotonic() < deadline:
-                time.sleep(0.1)
-        deadline = time.monotonic() + 20
-        while not reports and time.monotonic() < deadline:
-            time.sleep(0.1)
+            wait_until(lambda before=calls_before: len(calls) > before)
+        wait_until(lambda: reports)
         assert thread.is_alive() and len(calls) >= 2 and reports
         assert "Holiday Messiah Saved" in (
             out / "event/holiday-messiah-sing-along-2026/index.html").read_text()

@@ -59,7 +59,7 @@ def _start(tmp: Path, users_master) -> tuple:
     deadline = time.monotonic() + 60
     while reader.request("GET", "/")[0] != 200:  # "building" (503) until built
         assert time.monotonic() < deadline, log.read_text(errors="replace")[-2000:]
-        time.sleep(0.1)
+        time.sleep(0.05)
     return content, port, log, proc, reader
 
 
@@ -115,7 +115,7 @@ def test_a_worker_takes_over_when_the_builder_is_killed(server) -> None:
     deadline = time.monotonic() + 30
     while _lock_holder(cache) in (None, builder):
         assert time.monotonic() < deadline, "no worker took the site lock"
-        time.sleep(0.1)
+        time.sleep(0.05)
     assert _lock_holder(cache) in _children(proc.pid)  # a worker now
     assert not Path(f"/proc/{builder}").exists()  # reaped by the master, no zombie
     title = "Written after the builder died"

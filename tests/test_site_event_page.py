@@ -178,7 +178,8 @@ def tree(root: Path) -> dict[Path, bytes]:
             if p.is_file() and p.name != ".build-manifest"}
 
 
-def test_neighbour_title_edit_reaches_the_page(tmp_path: Path) -> None:
+def test_neighbour_title_edit_reaches_the_page(tmp_path: Path, watcher_started,
+                                               watch_stops_quickly) -> None:
     """--watch: a new title of Charlie is the next link of Alpha (and Bravo) and the
     previous link of Delta at once, the bytes of a full build; so is a new process's
     incremental build after a second edit."""
@@ -194,11 +195,11 @@ def test_neighbour_title_edit_reaches_the_page(tmp_path: Path) -> None:
     thread.start()
     charlie = content / "events/charlie.yaml"
     try:
-        time.sleep(0.5)  # the observer is scheduled
+        assert watcher_started.wait(20)
         charlie.write_text(charlie.read_text().replace("Charlie Songs", "Charlie Sings"))
         deadline = time.monotonic() + 20
         while not reports and time.monotonic() < deadline:
-            time.sleep(0.1)
+            time.sleep(0.02)
         assert reports, "no rebuild"
         written = set(reports[0].written)
         assert {"event/alpha/index.html", "event/bravo/index.html",

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calendar_app.http.app import create_app
-from calendar_app.site import Options, build
+from calendar_app.site import Options, build, live
 from calendar_app.site.live import LiveSite
 
 LOCAL = "http://127.0.0.1:8000/"
@@ -282,9 +282,11 @@ def test_an_edit_of_the_tree_is_on_its_page(served) -> None:
     assert took < FRESH_WITHIN + 1  # the file watcher's debounce comes first
 
 
-def test_one_process_builds_at_a_time(tmp_path: Path) -> None:
+def test_one_process_builds_at_a_time(tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Two servers' sites over one cache folder (two gunicorn workers): the second waits
     for the first's lock, serves its folder meanwhile, and builds once it is gone."""
+    monkeypatch.setattr(live, "LOCK_POLL", 0.05)  # tries the lock 20 times a second
     content = make_repo(tmp_path)
     cache = tmp_path / "cache"
     first = LiveSite(content, cache, LOCAL, NOW)
@@ -293,7 +295,7 @@ def test_one_process_builds_at_a_time(tmp_path: Path) -> None:
     try:
         assert first.wait_built(120)
         second.start()
-        time.sleep(1.0)
+        time.sleep(0.3)  # a few tries of the lock
         assert second.builds == 0 and second.ready  # the same folder, built by the first
         first.on_catalog_change({"calendar.yaml"}, "files")
         assert first.wait_idle(60) and first.builds == 2

@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import BASE, git, read_yaml
+from conftest import BASE, commit_count, git, read_yaml
 
 from calendar_app.editorial.fmt import canonical_text
 from calendar_app.http.app import create_app
@@ -36,7 +36,7 @@ def content(linked_content: Path) -> Path:
 
 
 def commits(content: Path) -> int:
-    return int(git(content.parent, "rev-list", "--count", "HEAD"))
+    return commit_count(content.parent)
 
 
 def head(content: Path, fmt: str) -> str:

@@ -270,7 +270,7 @@ def test_polling_integrates_without_webhook(tmp_path: Path, remote: Path, admin:
     deadline = time.monotonic() + 15
     while client.get(f"{BASE}/events/{EVENT_ID}").json["title"] != "Polled in":
         assert time.monotonic() < deadline, "polling never brought the change"
-        time.sleep(0.1)
+        time.sleep(0.02)
     app.extensions["calendar"].close()
 
 
@@ -530,7 +530,7 @@ def test_unpushed_commit_is_pushed_after_restart(tmp_path: Path, remote: Path,
     deadline = time.monotonic() + 15
     while "Offline venue" not in git(remote, "log", "-1", "--format=%s", "main"):
         assert time.monotonic() < deadline, "not pushed after the restart"
-        time.sleep(0.1)
+        time.sleep(0.05)
     app.extensions["calendar"].close()
     code, out = cli(*status_args)
     assert code == 0 and "every commit is pushed" in out, out
@@ -559,7 +559,7 @@ def test_serve_pushes_what_was_left_at_start_without_a_request(
         while git(remote, "log", "-1", "--format=%s", "main").strip() != (
                 "committed, never pushed"):
             assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
-            time.sleep(0.1)
+            time.sleep(0.05)
         wait_for_port(port, proc, log=log)
         http = Http(port, basic("administrator", users["administrator"]))
         status, headers, _ = http.request("POST", f"{BASE}/venues", {"venue": "Over CLI"})
@@ -600,7 +600,7 @@ def test_sigkill_with_queued_pushes_loses_nothing(tmp_path: Path, remote: Path,
         deadline = time.monotonic() + 30
         while git(remote, "rev-parse", "main") != git(content, "rev-parse", "HEAD"):
             assert time.monotonic() < deadline, "queued commits not pushed after restart"
-            time.sleep(0.2)
+            time.sleep(0.05)
         subjects = git(remote, "log", "--format=%s", "main")
         assert all(f'create "{name}"' in subjects for name in names)
         # A merged pull request, announced to one worker, is seen by both at once.

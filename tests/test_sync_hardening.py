@@ -132,7 +132,7 @@ def test_stalled_remote_holds_up_no_start_read_or_write(tmp_path: Path, remote: 
     clone = leased_clone(tmp_path, remote)
     git(clone, "remote", "set-url", "origin", stalled.url("remote.git"))
     began = time.monotonic()
-    app = make_app(tmp_path, "origin", SYNC_TIMEOUT=1)
+    app = make_app(tmp_path, "origin", SYNC_TIMEOUT=0.5)
     client = app.test_client()
     assert client.get(f"{BASE}/events").status_code == 200  # starts the exchange thread
     assert time.monotonic() - began < 5

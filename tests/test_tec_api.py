@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import BASE, git
+from conftest import BASE, commit_count, git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -427,12 +427,12 @@ _MEMBERS = st.sampled_from(["title", "content", "start_date", "end_date", "venue
 @given(body=st.dictionaries(_MEMBERS, _VALUES, max_size=6),
        kind=st.sampled_from(["events", "venues", "organizers"]))
 def test_hostile_bodies(client, admin_ack, content, body: dict, kind: str) -> None:
-    before = git(content.parent, "rev-list", "--count", "HEAD")
+    before = commit_count(content.parent)
     r = client.post(f"{TEC}/{kind}", data=json.dumps(body), content_type="application/json",
                     headers=admin_ack)
     answer = r.get_json()
     assert r.status_code in (201, 400), (r.status_code, answer)
-    commits = int(git(content.parent, "rev-list", "--count", "HEAD")) - int(before)
+    commits = commit_count(content.parent) - before
     assert commits == (1 if r.status_code == 201 else 0)
 
 
@@ -500,11 +500,11 @@ def test_hostile_wordpress_routes(client, admin, content, body: dict, base: str,
                                   query: list) -> None:
     from urllib.parse import urlencode
 
-    before = git(content.parent, "rev-list", "--count", "HEAD")
+    before = commit_count(content.parent)
     r = client.post(f"/wp-json/wp/v2/{base}", data=json.dumps(body),
                     content_type="application/json", headers=admin)
     assert r.status_code in (201, 400), r.get_data(as_text=True)[:300]
-    commits = int(git(content.parent, "rev-list", "--count", "HEAD")) - int(before)
+    commits = commit_count(content.parent) - before
     assert commits == (1 if r.status_code == 201 else 0)
     if r.status_code == 201:
         assert r.get_json()["taxonomy"] in ("tribe_events_cat", "post_tag")

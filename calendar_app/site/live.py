@@ -33,6 +33,7 @@ OUT_FOLDER = "site"  # in the cache folder
 LOCK_FILE = "site.lock"
 POLL = 0.2  # seconds between checks of the journal (other workers' writes)
 QUIET = 0.05  # seconds of quiet before a build: one write is often several files
+LOCK_POLL = 0.5  # seconds between a waiting process's tries of the builder's lock
 
 
 class LiveSite:
@@ -115,7 +116,7 @@ class LiveSite:
                     break
                 except BlockingIOError:
                     self._forget_pending()  # the builder has them; a new one loads all
-                    self._stop.wait(0.5)
+                    self._stop.wait(LOCK_POLL)
             else:
                 return
             try:

@@ -16,6 +16,7 @@ from .builder import Builder, Report
 log = logging.getLogger(__name__)
 
 DEBOUNCE = 0.2  # seconds of quiet before rebuilding: one save is several events
+STOP_POLL = 0.5  # seconds between the loop's looks at `stop` while nothing changes
 
 
 def watch(builder: Builder, on_report: Callable[[Report], object],
@@ -41,7 +42,7 @@ def watch(builder: Builder, on_report: Callable[[Report], object],
     stop = stop or threading.Event()
     try:
         while not stop.is_set():
-            if not rebuild.wait(0.5):
+            if not rebuild.wait(STOP_POLL):
                 continue
             rebuild.clear()
             try:
