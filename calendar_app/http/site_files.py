@@ -10,6 +10,7 @@ interface keeps `/wp-json/`: a path there that no API route takes is the API's 4
 
 from __future__ import annotations
 
+import datetime as dt
 import mimetypes
 import os
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from flask import Blueprint, Flask, Response, abort, current_app, redirect, request, send_file
 from werkzeug.exceptions import RequestedRangeNotSatisfiable
+from werkzeug.http import is_resource_modified
 from werkzeug.security import safe_join
 
 from ..site.live import LiveSite
@@ -94,13 +96,18 @@ def _send(target: str, download: str = "") -> Response:
     fh = open(target, "rb")  # noqa: SIM115 (the response closes it when sent)
     try:
         stat = os.fstat(fh.fileno())
+        etag = f"{stat.st_mtime_ns:x}-{stat.st_size:x}-{stat.st_ino:x}"
         response = send_file(fh, mimetype=content_type(target), conditional=False,
-                             etag=f"{stat.st_mtime_ns:x}-{stat.st_size:x}-{stat.st_ino:x}",
-                             last_modified=stat.st_mtime, max_age=None,
+                             etag=etag, last_modified=stat.st_mtime, max_age=None,
                              download_name=download or None, as_attachment=bool(download))
         response.content_length = stat.st_size
+        # The validators before the range (RFC 9110, 13.2.2): a copy still fresh is a
+        # 304 even when a range is asked; werkzeug would answer the range first.
+        fresh = not is_resource_modified(
+            request.environ, etag=etag,
+            last_modified=dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC))
         response = response.make_conditional(request.environ, accept_ranges=True,
-                                             complete_length=stat.st_size)
+                                             complete_length=None if fresh else stat.st_size)
     except RequestedRangeNotSatisfiable:
         fh.close()
         # As a static host answers: the file's length, for the client's next range.
