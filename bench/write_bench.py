@@ -13,7 +13,7 @@ time). Prints wall-clock p50 / p95 / max of the counted writes and the load aver
 before and after (the machine is shared: read the load beside the figures). Each run
 adds its events to the calendar; run by hand, never by CI. `--repo` measures another
 checkout (e.g. a worktree of an older commit) with that checkout's own interpreter:
-`/work/wt-old/.venv/bin/python bench/write_bench.py --repo /work/wt-old`.
+`OLD/.venv/bin/python bench/write_bench.py --repo OLD`, OLD being that checkout.
 """
 
 from __future__ import annotations
