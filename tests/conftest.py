@@ -8,6 +8,7 @@ import contextlib
 import datetime as dt
 import functools
 import gc
+import io
 import os
 import re
 import shutil
@@ -172,6 +173,22 @@ def set_git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
     set_git_identity(monkeypatch)
+
+
+def cli_here(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m calendar_app ARGV` (in `cwd`) run in this process: the same `main`
+    without an interpreter's start and imports, half a second each; argparse's refusals
+    are its exit code. Each command still runs once as a real process in its tests."""
+    from calendar_app.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or os.getcwd()), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    return subprocess.CompletedProcess(list(argv), code, out.getvalue(), err.getvalue())
 
 
 def git(repo: Path, *args: str) -> str:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
 from conftest import NOW, SIGN_IN_PASSWORD, make_repo
+from gitserver import serve_in_thread
 from sitechecks import assert_nu_clean, axe_violations, with_axe
 from werkzeug.serving import make_server
 
@@ -33,7 +33,7 @@ class Server:
                           "LOGIN_MAX_FAILURES": 10_000})
         self.http = make_server("127.0.0.1", 0, app, threaded=True)
         self.url = f"http://127.0.0.1:{self.http.server_port}"
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        serve_in_thread(self.http)
 
 
 @pytest.fixture

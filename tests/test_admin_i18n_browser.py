@@ -7,12 +7,12 @@ Html Checker with no error on every page. Screenshots of the Arabic pages at 128
 from __future__ import annotations
 
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import NOW, SIGN_IN_PASSWORD, git, make_repo
+from gitserver import serve_in_thread
 from sitechecks import assert_nu_clean, axe_violations
 from submitting import propose
 from werkzeug.serving import make_server
@@ -42,7 +42,7 @@ class Server:
         assert propose(self.app.test_client()).status_code == 303
         self.http = make_server("127.0.0.1", 0, self.app, threaded=True)
         self.url = f"http://127.0.0.1:{self.http.server_port}"
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        serve_in_thread(self.http)
 
 
 def serving(tmp_path_factory, users: Path, language: str, locale: str) -> Iterator[Server]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CRAFTED_EVENT as EVENT
-from conftest import git, make_repo
+from conftest import cli_here, git, make_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sitebuilds import small_sample
@@ -31,22 +31,6 @@ def check(content: Path, capsys, *extra: str) -> tuple[int, str]:
     args = parser.parse_args(["check", str(content), *extra])
     code = args.func(args)
     return code, capsys.readouterr().out
-
-
-def command_here(capsys, *argv: str) -> subprocess.CompletedProcess:
-    """`python -m calendar_app ARGV` in this process (its `main`; argparse's refusals
-    are its exit code), without a terminal: each interpreter start and its imports cost
-    half a second. test_init_asks_in_a_terminal and the project layout's schema test
-    run the commands as processes."""
-    from calendar_app.cli import main
-
-    capsys.readouterr()
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 @pytest.fixture
@@ -226,11 +210,11 @@ def test_init_asks_in_a_terminal(tmp_path: Path) -> None:
 
 
 def test_init_takes_flags_without_asking_and_refuses_bad_ones(
-        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO())  # as from /dev/null: no terminal
 
     def init(*flags: str) -> subprocess.CompletedProcess:
-        return command_here(capsys, "init", *flags)
+        return cli_here("init", *flags)
 
     made = init(str(tmp_path / "a"), "--title", "Arts", "--timezone", "Europe/Paris")
     assert made.returncode == 0, made.stderr
@@ -263,12 +247,10 @@ def test_a_build_without_url_warns_once(tmp_path: Path, capsys, monkeypatch) -> 
     assert "has no url" not in capsys.readouterr().err
 
 
-def test_schema_after_init_writes_inside_the_repository(
-        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_schema_after_init_writes_inside_the_repository(tmp_path: Path) -> None:
     cal = tmp_path / "cal"
-    assert command_here(capsys, "init", str(cal), "--no-input").returncode == 0
-    monkeypatch.chdir(tmp_path)
-    result = command_here(capsys, "schema", "--content", str(cal))
+    assert cli_here("init", str(cal), "--no-input").returncode == 0
+    result = cli_here("schema", "--content", str(cal), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (cal / "schemas/events.schema.json").is_file()
     assert not (tmp_path / "schemas").exists()

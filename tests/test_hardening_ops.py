@@ -5,8 +5,6 @@ states, and request body limits over real HTTP.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -15,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BASE, REPO_ROOT, commit_count, git, read_yaml
+from conftest import BASE, REPO_ROOT, cli_here, commit_count, git, read_yaml
 
 from calendar_app.http.app import create_app
 from calendar_app.store.users import UserStore
@@ -51,18 +49,6 @@ def _empty_trash_args(content: Path, days: str) -> list[str]:
 def empty_trash(content: Path, days: str) -> subprocess.CompletedProcess:
     """The command in a process of its own, as it is run."""
     return run_cli(*_empty_trash_args(content, days))
-
-
-def empty_trash_here(content: Path, days: str) -> subprocess.CompletedProcess:
-    """The same command in this process: half a second less than `empty_trash` (an
-    interpreter's start and imports); the first test below keeps the real process."""
-    from calendar_app.cli import main
-
-    args = _empty_trash_args(content, days)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 # -- 1. deletes: force is ignored on events, venues and organizers ------------------------
@@ -144,7 +130,7 @@ def test_empty_trash_removes_old_trash_in_one_commit(trash_tree: Path, tmp_path:
 
 def test_empty_trash_with_nothing_to_do_commits_nothing(trash_tree: Path, tmp_path: Path):
     before = commits(trash_tree)
-    done = empty_trash_here(trash_tree, "100000")
+    done = cli_here(*_empty_trash_args(trash_tree, "100000"))
     assert done.returncode == 0, done.stderr
     assert commits(trash_tree) == before
     assert "nothing" in done.stdout.lower()
@@ -153,7 +139,7 @@ def test_empty_trash_with_nothing_to_do_commits_nothing(trash_tree: Path, tmp_pa
 def test_empty_trash_keeps_files_with_uncommitted_changes(trash_tree: Path, tmp_path: Path):
     venue = trash_tree / "venues/the-blue-lantern.yaml"
     venue.write_text(venue.read_text() + "# still being looked at\n")
-    done = empty_trash_here(trash_tree, "30")
+    done = cli_here(*_empty_trash_args(trash_tree, "30"))
     assert done.returncode == 0, done.stderr
     assert venue.exists()
     assert not (trash_tree / JAZZ_NIGHT_FILE).exists()
@@ -166,7 +152,7 @@ def test_removed_ids_are_never_handed_out_again(content: Path, config: dict, adm
     owner.write_text(re.sub(r"^status: \w+$", "status: trash", owner.read_text(),
                             flags=re.MULTILINE))
     _commit_at(content, OLD, "trash the newest record")
-    done = empty_trash_here(content, "1")
+    done = cli_here(*_empty_trash_args(content, "1"))
     assert done.returncode == 0, done.stderr
     assert not owner.exists()
     client = create_app(config).test_client()

@@ -3,22 +3,18 @@ the same id, even cut off from each other, and never repeat one across restarts.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import json
 import multiprocessing
 import os
 import signal
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
-from conftest import BASE, NOW, SAMPLE, clone, git, make_repo
+from conftest import BASE, NOW, SAMPLE, cli_here, clone, git, make_repo
 from gitserver import GitDaemon, bare_copy
 
-from calendar_app.cli import main
 from calendar_app.http.app import create_app
 from calendar_app.sync.idlease import LEASES_REF, IdLeases, LeaseUnavailable, read_leases
 
@@ -317,20 +313,6 @@ def test_without_a_remote_ids_stay_max_plus_one(tmp_path: Path, users, admin: di
 
 
 # -- hand-added files in pull requests ------------------------------------------------------
-def _run_cli(cwd: Path, *argv: str) -> subprocess.CompletedProcess:
-    """`python -m calendar_app ARGV` in `cwd`, run in this process: the same code
-    without a fresh interpreter's start (half a second each, six times here)."""
-    out, err = io.StringIO(), io.StringIO()
-    previous = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
-    finally:
-        os.chdir(previous)
-    return subprocess.CompletedProcess(list(argv), code, out.getvalue(), err.getvalue())
-
-
 def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Path) -> None:
     server = IdLeases(clone(bare, tmp_path / "server"), "origin", instance="server-1",
                       block_size=10)
@@ -346,8 +328,8 @@ def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Pat
         "end_date: 2027-05-01 21:00:00\n")
     git(editor, "add", "-A")
     git(editor, "commit", "-q", "-m", "a gig")
-    found = _run_cli(editor, "check", "content", "--against", "origin/main",
-                     "--format", "json")
+    found = cli_here("check", "content", "--against", "origin/main",
+                     "--format", "json", cwd=editor)
     assert found.returncode == 1
     errors = [f for f in json.loads(found.stdout)["findings"] if f["severity"] == "error"]
     assert [(f["path"], f["line"], f["code"]) for f in errors] == [
@@ -355,27 +337,25 @@ def test_check_flags_a_hand_added_id_in_a_leased_block(bare: Path, tmp_path: Pat
     assert errors[0]["message"].startswith(
         f"id {first} is leased to the server server-1 (ids {first}-{last}), which may "
         "hand it out")
-    fixed = _run_cli(editor, "fix-ids", "content", "--against", "origin/main")
+    fixed = cli_here("fix-ids", "content", "--against", "origin/main", cwd=editor)
     assert fixed.returncode == 0, fixed.stderr
     assert f"id {first} -> {last + 1}" in fixed.stdout  # above every leased block
     assert (editor / "content/events/2027/gig.yaml").read_text().startswith(
         f"id: {last + 1}\n")
-    again = _run_cli(editor, "check", "content", "--against", "origin/main")
+    again = cli_here("check", "content", "--against", "origin/main", cwd=editor)
     assert again.returncode == 0, again.stdout
     # `new` starts above every leased block too: its file passes the check as it is.
-    made = _run_cli(editor, "new", "event", "Jam", "--start", "2027-06-01 20:00",
-                    "--content", "content")
+    made = cli_here("new", "event", "Jam", "--start", "2027-06-01 20:00",
+                    "--content", "content", cwd=editor)
     assert made.returncode == 0, made.stderr
     assert (editor / "content/events/2027/jam.yaml").read_text().startswith(
         f"id: {last + 2}\n")
-    assert _run_cli(editor, "check", "content", "--against", "origin/main"
-                    ).returncode == 0
+    assert cli_here("check", "content", "--against", "origin/main", cwd=editor).returncode == 0
     # Ids the branch did not add are never flagged, leased or not.
     git(editor, "add", "-A")
     git(editor, "commit", "-q", "-m", "fix-ids, and a jam")
     git(editor, "switch", "-q", "main")
-    assert _run_cli(editor, "check", "content", "--against", "origin/main"
-                    ).returncode == 0
+    assert cli_here("check", "content", "--against", "origin/main", cwd=editor).returncode == 0
 
 
 def _allocate_forever(repo: str, out) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import NEEDS_CHROMIUM, compiled_templates, make_repo
+from gitserver import serve_in_thread
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sitechecks import axe_violations, with_axe
@@ -461,7 +462,6 @@ def serve(folder: Path, cors: bool):
     """A static server on its own port (its own origin); with `cors`, sending the header
     the embed page asks hosts to send for the interface's files."""
     import functools
-    import threading
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(SimpleHTTPRequestHandler):
@@ -474,7 +474,7 @@ def serve(folder: Path, cors: bool):
             pass
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler,
                                                                      directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_thread(server)
     return server
 
 
