@@ -353,6 +353,20 @@ def test_under_gunicorn_two_workers_serve_fresh_pages(tmp_path: Path, users) -> 
             took.append(time.monotonic() - started)
         print(f"SITE freshness after a write (gunicorn, 2 workers): max {max(took):.2f} s")
         assert max(took) < FRESH_WITHIN
+        # Files go out streamed (gunicorn's sendfile): whole with their length, or a range.
+        import http.client
+
+        # (a file no write changes: the builds the writes started may still be running)
+        style = (tmp_path / "cache" / "site" / "assets" / "style.css").read_bytes()
+        for headers, status, body in (({}, 200, style),
+                                      ({"Range": "bytes=5-14"}, 206, style[5:15])):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            connection.request("GET", "/assets/style.css", headers=headers)
+            answer = connection.getresponse()
+            got = answer.read()
+            connection.close()
+            assert (answer.status, got) == (status, body)
+            assert int(answer.getheader("Content-Length")) == len(body)
     finally:
         stop(proc)
     assert "Traceback" not in log.read_text(errors="replace")
