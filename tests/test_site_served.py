@@ -206,6 +206,57 @@ def test_any_path_gets_a_page_a_redirect_or_a_404(served, size: int) -> None:
     any_path()
 
 
+# Header values a client or a proxy may send: well-formed ranges, the odd ones, and
+# anything printable.
+RANGES = st.one_of(
+    st.builds(lambda a, b: f"bytes={a}-{b}", st.integers(-5, 10**12), st.integers(-5, 10**12)),
+    st.builds(lambda n: f"bytes=-{n}", st.integers(0, 10**12)),
+    st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 3000)), min_size=1, max_size=4)
+    .map(lambda parts: "bytes=" + ",".join(f"{a}-{b}" for a, b in parts)),
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=30))
+VALIDATORS = st.one_of(st.none(), st.just("etag"), st.just("*"),
+                       st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126),
+                               max_size=30))
+
+
+def test_any_range_and_validators_get_an_exact_answer(served) -> None:
+    """Range, If-Range, If-None-Match and If-Modified-Since as anyone may send them: a
+    whole file, the bytes asked for, a 304 or a 416, with lengths that add up; never an
+    error, never a wait."""
+    _app, client, _content, _tmp = served
+    whole = client.get("/assets/style.css")
+    body, etag = whole.data, whole.headers["ETag"]
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(RANGES, VALIDATORS, VALIDATORS, st.sampled_from(["", whole.headers["Last-Modified"],
+                                                            "yesterday"]))
+    def any_headers(asked: str, if_range: str | None, if_none_match: str | None,
+                    since: str) -> None:
+        headers = {"Range": asked}
+        for name, value in (("If-Range", if_range), ("If-None-Match", if_none_match),
+                            ("If-Modified-Since", since)):
+            if value:
+                headers[name] = etag if value == "etag" else value
+        started = time.monotonic()
+        answer = client.get("/assets/style.css", headers=headers)
+        assert time.monotonic() - started < 5
+        status = answer.status_code
+        assert status in (200, 206, 304, 416), (status, headers)
+        if status == 200:
+            assert answer.data == body
+        elif status == 206:
+            first, last = map(int, answer.headers["Content-Range"]
+                              .removeprefix("bytes ").split("/")[0].split("-"))
+            assert answer.data == body[first:last + 1] and answer.data
+        elif status == 416:
+            assert answer.headers["Content-Range"] == f"bytes */{len(body)}"
+        else:
+            assert answer.data == b""
+        if status != 304:
+            assert int(answer.headers["Content-Length"]) == len(answer.data)
+    any_headers()
+
+
 def _summaries(data: bytes) -> list[str]:
     return [str(e["SUMMARY"]) for e in icalendar.Calendar.from_ical(data).walk("VEVENT")]
 
