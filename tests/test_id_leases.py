@@ -393,3 +393,33 @@ def test_a_forked_worker_never_reuses_its_parents_run(bare: Path, tmp_path: Path
     assert out.get(timeout=60) == 169  # a run of its own, not the parent's 154
     child.join(timeout=30)
     assert leases.allocate(HIGHEST, free_of(set())) == 154
+
+
+def _lock_fetched_ref(repo: Path) -> Path:
+    """What a git fetch left running by a killed worker holds: the fetched ref's lock."""
+    lock = repo / ".git" / "refs" / "calendar" / "id-leases-fetched.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    return lock
+
+
+def test_a_fetch_waits_out_a_git_process_left_by_a_killed_worker(bare: Path,
+                                                                 tmp_path: Path) -> None:
+    first = IdLeases(clone(bare, tmp_path / "a"), "origin", instance="a", block_size=10)
+    assert first.allocate(HIGHEST, free_of(set())) == 153  # the remote has leases now
+    repo = clone(bare, tmp_path / "b")
+    lock = _lock_fetched_ref(repo)
+    threading.Timer(0.3, lock.unlink).start()
+    leases = IdLeases(repo, "origin", instance="b", block_size=10)
+    assert leases.allocate(HIGHEST, free_of(set())) == 163  # the block above a's
+    assert not lock.exists()
+
+
+def test_a_fetched_ref_locked_for_good_is_a_clear_error(bare: Path, tmp_path: Path) -> None:
+    IdLeases(clone(bare, tmp_path / "a"), "origin", block_size=10).allocate(
+        HIGHEST, free_of(set()))
+    repo = clone(bare, tmp_path / "b")
+    _lock_fetched_ref(repo)
+    with pytest.raises(LeaseUnavailable, match="cannot lock ref"):
+        IdLeases(repo, "origin", block_size=10).allocate(HIGHEST, free_of(set()))
+    assert git(repo, "for-each-ref", LEASES_REF) == ""  # nothing taken on the way

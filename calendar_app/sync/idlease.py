@@ -70,6 +70,7 @@ RESERVE_STEP = 16
 LEASE_TIMEOUT = NETWORK_TIMEOUT
 MAX_LEASES_BYTES = 16 << 20  # ~200,000 lines: a larger file is not ours
 _ATTEMPTS = 30  # compare-and-swap rounds before giving up (each loser retries at once)
+_LOCKED_RETRIES = 50  # fetches while another git process holds the fetched ref (~1 s)
 _LINE = re.compile(r"([!-~]{1,200}) ([1-9][0-9]{0,15}) ([1-9][0-9]{0,15}) "
                    r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)")
 
@@ -316,9 +317,19 @@ class IdLeases:
         """The remote's leases commit (None when there is none yet) and its leases,
         checked against what this clone leased there before (`seen`)."""
         seen = max(state.get("seen", 0), state.get("last", 0))
-        proc = self._network(deadline, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--refmap=",
-                             self.remote, f"+{LEASES_REF}:{FETCHED_REF}")
+        for _ in range(_LOCKED_RETRIES):
+            proc = self._network(deadline, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+                                 "--refmap=", self.remote, f"+{LEASES_REF}:{FETCHED_REF}")
+            # Our lock file does not bind a git child that outlived its process (a worker
+            # killed mid-fetch): its ref update ends within moments, then ours goes through.
+            if proc.returncode == 0 or "cannot lock ref" not in proc.stderr:
+                break
+            time.sleep(0.02)
         if proc.returncode != 0:
+            if "cannot lock ref" in proc.stderr:
+                raise LeaseUnavailable(
+                    f"cannot lock ref {FETCHED_REF} in {self.repo}: another git process has "
+                    "held it for a second; if none is running, remove its .lock file")
             if "couldn't find remote ref" not in proc.stderr:
                 raise LeaseUnavailable(f"could not reach {self.remote} to lease new ids: "
                                        f"{_last_line(proc.stderr)}; try again once it can "
