@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from markupsafe import Markup
@@ -28,6 +29,9 @@ from ..model.settings import multiday_cutoff, recurrence_horizon
 from . import addresses, paths
 from .i18n import Regional, site_locale
 from .memo import Recent
+
+if TYPE_CHECKING:  # render imports this module
+    from .render import ItemShape
 
 PUBLISHED = "publish"
 _STATUS_TYPE = EVENTS.field("event_status").type  # type: ignore[union-attr]
@@ -53,8 +57,9 @@ class EventView:
     # Markdown of a description is converted once per build and matches the API.
     body: Callable[[], dict] = field(default=dict, repr=False)
     items: dict = field(default_factory=dict, repr=False)  # render.cached_item
-    # The first movable list item (heading, link, HTML), kept when `items` is dropped.
-    kept_item: tuple | None = field(default=None, repr=False)
+    # The first movable list item, cut to be made at any depth and heading
+    # (render.ItemShape), kept when `items` is dropped.
+    kept_item: ItemShape | None = field(default=None, repr=False)
     # An occurrence's series (docs/recurring-events.md): the occurrence shares its
     # record file, so outputs showing it depend on the series' record (`source_id`).
     series: EventView | None = None
