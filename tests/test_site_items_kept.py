@@ -5,6 +5,7 @@ the bytes the macro gives."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,31 @@ def test_a_shape_keeps_a_heading_it_cannot_tell_apart() -> None:
     shape = render.ItemShape("h3", "../../event/a/index.html", item)
     assert shape.made("h3", "../event/a/index.html") == str(item).replace('"../../', '"../')
     assert shape.made("h4", "../../event/a/index.html") is None
+
+
+def test_edits_rebuild_the_items_they_show(content: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """One builder with few recent events (as --watch keeps it): an edited event's
+    title and then its venue's name are in every list item after the rebuild, the
+    site the same as a fresh build of the edited files."""
+    edited = tmp_path / "content"
+    shutil.copytree(content, edited)
+    monkeypatch.setattr(memo, "RECENT_LIMIT", LIMIT)
+    builder = Builder(site_options(edited, tmp_path / "site", tmp_path / "cache"))
+    builder.workers = 1
+    try:
+        assert not builder.build().problems
+        for path, old, new in (("events/2026/bulk-3.yaml", "Bulk market 3", "Bulk fair 3"),
+                               ("venues/canyon-crest-community-hall.yaml",
+                                "name: Canyon Crest Community Hall", "name: Crest Hall")):
+            file = edited / path
+            file.write_text(file.read_text().replace(old, new))
+            builder.reader.catalog.refresh([path])
+            assert not builder.build().problems
+            fresh = tmp_path / f"fresh-{path.split('/')[0]}"
+            _, _ = _build(edited, fresh, monkeypatch, LIMIT)
+            assert _files(tmp_path / "site") == _files(fresh / "site")
+        page = (tmp_path / "site" / "events/list/index.html").read_text()
+        assert "Crest Hall" in page and "Canyon Crest Community Hall" not in page
+    finally:
+        builder.close()
