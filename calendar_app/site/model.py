@@ -148,11 +148,23 @@ class EventView:
     def end_abbr(self) -> str:
         return dates.abbreviation(self.end, self.zone, self.tzname)
 
-    @property
+    # The days and the <time> values below are asked for by every page and list item
+    # that shows the event (a week view ~200 times): made once per view, whose times
+    # do not change (an edit that moves them makes new views).
+    @cached_property
     def first_day(self) -> dt.date:
         return self.start.date()
 
-    @property
+    @cached_property
+    def iso_start(self) -> str:
+        """The start as a <time> element's value: a date for an all-day event."""
+        return _iso(self.start, self.all_day, self.zone)
+
+    @cached_property
+    def iso_end(self) -> str:
+        return _iso(self.end, self.all_day, self.zone)
+
+    @cached_property
     def last_day(self) -> dt.date:
         """Last local day the event occupies: an end at midnight, or before the end-of-day
         cutoff, counts for the day before."""
@@ -171,6 +183,10 @@ class EventView:
     def days(self) -> list[dt.date]:
         span = (self.last_day - self.first_day).days
         return [self.first_day + dt.timedelta(days=i) for i in range(span + 1)]
+
+
+def _iso(moment: dt.datetime, all_day: bool, zone: dt.tzinfo) -> str:
+    return moment.date().isoformat() if all_day else dates.offset_iso(moment, zone)
 
 
 def _plain_start(html: str, length: int) -> str:

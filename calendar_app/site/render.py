@@ -18,7 +18,6 @@ from jinja2.bccache import Bucket, FileSystemBytecodeCache
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
-from ..model import dates
 from ..model.settings import DEFAULT_SETTINGS
 from . import memo, paths
 from .calendar_links import event_links, subscribe_links
@@ -374,10 +373,7 @@ def page_links(ctx, pagination) -> Markup:
 
 def iso_moment(event: EventView, which: str = "start") -> str:
     """Machine-readable value of a <time> element: a date for all-day events."""
-    moment = event.start if which == "start" else event.end
-    if event.all_day:
-        return moment.date().isoformat()
-    return dates.offset_iso(moment, event.zone)
+    return event.iso_start if which == "start" else event.iso_end
 
 
 def when(regional: Regional, event: EventView) -> str:
