@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from markupsafe import Markup
@@ -28,6 +29,9 @@ from ..model.settings import multiday_cutoff, recurrence_horizon
 from . import addresses, paths
 from .i18n import Regional, site_locale
 from .memo import Recent
+
+if TYPE_CHECKING:  # render imports this module
+    from .render import ItemShape
 
 PUBLISHED = "publish"
 _STATUS_TYPE = EVENTS.field("event_status").type  # type: ignore[union-attr]
@@ -53,8 +57,9 @@ class EventView:
     # Markdown of a description is converted once per build and matches the API.
     body: Callable[[], dict] = field(default=dict, repr=False)
     items: dict = field(default_factory=dict, repr=False)  # render.cached_item
-    # The first movable list item (heading, link, HTML), kept when `items` is dropped.
-    kept_item: tuple | None = field(default=None, repr=False)
+    # The first movable list item, cut to be made at any depth and heading
+    # (render.ItemShape), kept when `items` is dropped.
+    kept_item: ItemShape | None = field(default=None, repr=False)
     # An occurrence's series (docs/recurring-events.md): the occurrence shares its
     # record file, so outputs showing it depend on the series' record (`source_id`).
     series: EventView | None = None
@@ -143,11 +148,23 @@ class EventView:
     def end_abbr(self) -> str:
         return dates.abbreviation(self.end, self.zone, self.tzname)
 
-    @property
+    # The days and the <time> values below are asked for by every page and list item
+    # that shows the event (a week view ~200 times): made once per view, whose times
+    # do not change (an edit that moves them makes new views).
+    @cached_property
     def first_day(self) -> dt.date:
         return self.start.date()
 
-    @property
+    @cached_property
+    def iso_start(self) -> str:
+        """The start as a <time> element's value: a date for an all-day event."""
+        return _iso(self.start, self.all_day, self.zone)
+
+    @cached_property
+    def iso_end(self) -> str:
+        return _iso(self.end, self.all_day, self.zone)
+
+    @cached_property
     def last_day(self) -> dt.date:
         """Last local day the event occupies: an end at midnight, or before the end-of-day
         cutoff, counts for the day before."""
@@ -166,6 +183,10 @@ class EventView:
     def days(self) -> list[dt.date]:
         span = (self.last_day - self.first_day).days
         return [self.first_day + dt.timedelta(days=i) for i in range(span + 1)]
+
+
+def _iso(moment: dt.datetime, all_day: bool, zone: dt.tzinfo) -> str:
+    return moment.date().isoformat() if all_day else dates.offset_iso(moment, zone)
 
 
 def _plain_start(html: str, length: int) -> str:
