@@ -194,14 +194,16 @@ def _utc_stamp(local: dt.datetime, zone_name: str) -> str:
     return f"{dates.to_utc(local, dates.zone(zone_name)):%Y%m%dT%H%M%SZ}"
 
 
-_TEXT_SPECIALS = str.maketrans({"\\": "\\\\", ";": "\\;", ",": "\\,", "\n": "\\n",
-                                "\r": ""})
 _CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f]")  # not allowed in a value (3.1)
 
 
 def text(value: str) -> str:
     """A TEXT value, escaped (RFC 5545 3.3.11)."""
-    return _CONTROLS.sub("", value.translate(_TEXT_SPECIALS))
+    # Chained replaces, backslash first: str.translate with a dict looks up every
+    # character in Python and was a fifth of a VEVENT's time (1 KB descriptions).
+    escaped = (value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,")
+               .replace("\n", "\\n").replace("\r", ""))
+    return _CONTROLS.sub("", escaped)
 
 
 def _param(value: str) -> str:
