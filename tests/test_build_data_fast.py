@@ -5,12 +5,17 @@ outputs where it renders them, with the signatures the builder would have made."
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
+from conftest import SAMPLE, site_options
 from hypothesis import given
 from hypothesis import strategies as st
 
 from calendar_app.catalog.represent import dumps, dumps_joined
-from calendar_app.site import ical
+from calendar_app.site import Builder, ical, manifest
+from calendar_app.site import builder as builder_module
+from calendar_app.site.plan import signature
 
 # Characters that matter to the escaping, mixed with any others.
 _TRICKY = st.sampled_from(["\\", ";", ",", "\n", "\r", "\r\n", "\\n", "\x00", "\x1f", "\x7f",
@@ -60,3 +65,40 @@ def test_a_joined_list_keeps_the_key_order_and_escapes() -> None:
         '{"events": [{"url": "https:\\/\\/x\\/\\u00e9"}, {}], '
         '"rest_url": "https:\\/\\/x\\/y", "total": 2}')
 
+
+def test_a_cold_build_signs_where_it_renders_and_a_rebuild_skips_everything(
+        tmp_path: Path, monkeypatch) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "content")
+    options = site_options(tmp_path / "content", tmp_path / "public", tmp_path / "cache")
+    builder = Builder(options)
+    planned = builder._outputs_to_render
+    signed_when_planned: list[int] = []
+
+    def counting(outputs, *args):
+        calls = []
+        monkeypatch.setattr(builder_module, "signature",
+                            lambda *a: calls.append(1) or signature(*a))
+        try:
+            return planned(outputs, *args)
+        finally:
+            monkeypatch.setattr(builder_module, "signature", signature)
+            signed_when_planned.append(len(calls))
+
+    monkeypatch.setattr(builder, "_outputs_to_render", counting)
+    try:
+        first = builder.build()
+        last = builder._last
+        assert last is not None
+        fingerprints, common = last.fingerprints, last.common
+        written = manifest.load(options.out)
+        assert written == {o.path: [signature(o, fingerprints, common), written[o.path][1]]
+                           for o in last.outputs}
+        assert len(first.written) == len(written) and signed_when_planned == [0]
+    finally:
+        builder.close()
+    builder = Builder(options)  # a new process: the manifest from disk, signed when planned
+    try:
+        again = builder.build()
+    finally:
+        builder.close()
+    assert again.skipped == len(written) and not again.written
