@@ -39,6 +39,26 @@ def test_ical_text_escapes_a_backslash_before_what_it_adds() -> None:
     assert ical.text("a\\;b,c\nd\re") == "a\\\\\\;b\\,c\\nde"
 
 
+def _reference_fold(line: str) -> bytes:
+    """RFC 5545 3.1: controls dropped, then 75 octets a line, never inside a character."""
+    data = re.sub("[\x00-\x08\x0a-\x1f\x7f]", "", line).encode("utf-8")
+    parts, start, limit = [], 0, 75
+    while len(data) - start > limit:
+        cut = start + limit
+        while data[cut] & 0xC0 == 0x80:
+            cut -= 1
+        parts.append(data[start:cut])
+        start, limit = cut, 74
+    parts.append(data[start:])
+    return b"\r\n ".join(parts)
+
+
+@given(st.lists(st.one_of(_TRICKY, st.text(max_size=40), st.just("x" * 74)), max_size=12)
+       .map("".join))
+def test_ical_fold_drops_controls_and_splits_as_the_rfc_says(line: str) -> None:
+    assert ical.fold(line) == _reference_fold(line)
+
+
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
                      st.text(), st.sampled_from(["/", "</script>", "a\\/b", "é/😀", "\u2028"]))
 _JSON = st.recursive(_SCALARS, lambda inner: st.one_of(

@@ -232,7 +232,8 @@ def fold(line: str) -> bytes:
     """A content line, UTF-8, over 75 octets split with CRLF + space (3.1), never
     inside a character. Control characters are dropped whatever the property: values
     are escaped above, and none may end a line early."""
-    data = _CONTROLS.sub("", line).encode("utf-8")
+    # isprintable (C) is False for every control character: most lines skip the regex.
+    data = (line if line.isprintable() else _CONTROLS.sub("", line)).encode("utf-8")
     if len(data) <= 75:
         return data
     parts, start, limit = [], 0, 75
