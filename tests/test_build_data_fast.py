@@ -4,6 +4,7 @@ outputs where it renders them, with the signatures the builder would have made."
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -12,7 +13,7 @@ from conftest import SAMPLE, site_options
 from hypothesis import given
 from hypothesis import strategies as st
 
-from calendar_app.catalog.represent import dumps, dumps_joined
+from calendar_app.catalog.represent import Representer, dumps, dumps_joined
 from calendar_app.site import Builder, ical, manifest
 from calendar_app.site import builder as builder_module
 from calendar_app.site.plan import signature
@@ -122,3 +123,32 @@ def test_a_cold_build_signs_where_it_renders_and_a_rebuild_skips_everything(
     finally:
         builder.close()
     assert again.skipped == len(written) and not again.written
+
+
+SNAPSHOT = "wp-json/tribe/events/v1/events/by-slug/december-makers-market-2026.json"
+VENUE = "venues/canyon-crest-community-hall.yaml"
+
+
+def test_an_events_json_ld_place_follows_an_edited_venue(tmp_path: Path) -> None:
+    # The build's representer keeps each venue's JSON-LD place; --watch keeps the
+    # builder, and a rebuild after the venue's edit must show the new address.
+    shutil.copytree(SAMPLE, tmp_path / "content")
+    options = site_options(tmp_path / "content", tmp_path / "public", tmp_path / "cache")
+    builder = Builder(options)
+    try:
+        builder.build()
+        snapshot = tmp_path / "public" / SNAPSHOT
+        place = json.loads(snapshot.read_text())["json_ld"]["location"]
+        assert place["address"]["streetAddress"] == "5225 Canyon Crest Drive"
+        rep = builder._last.model.api_rep
+        venue = builder.reader.catalog.by_slug("venues", "canyon-crest-community-hall")
+        assert rep._place_ld(venue) is rep._place_ld(venue)  # made once
+        assert rep._place_ld(venue) == Representer._place_ld(rep, venue)
+        path = tmp_path / "content" / VENUE
+        path.write_text(path.read_text().replace("5225 Canyon Crest Drive", "12 Orange Row"))
+        builder.reader.catalog.refresh([VENUE])
+        assert not builder.build().problems
+        place = json.loads(snapshot.read_text())["json_ld"]["location"]
+        assert place["address"]["streetAddress"] == "12 Orange Row"
+    finally:
+        builder.close()
