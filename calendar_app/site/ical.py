@@ -57,12 +57,13 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str,
     site_tz = model.site_tz
     modified = record.get("modified") or record.get("date") or event.start
     created = record.get("date") or modified
+    changed = _utc_stamp(modified, site_tz)
     lines = ["BEGIN:VEVENT", "UID:" + text(f"{record.id}@{host}" if alone else uid(event, host)),
              # DTSTAMP is the record's last change, not the build time: identical
              # input, identical bytes.
-             f"DTSTAMP:{_utc_stamp(modified, site_tz)}",
+             f"DTSTAMP:{changed}",
              f"CREATED:{_utc_stamp(created, site_tz)}",
-             f"LAST-MODIFIED:{_utc_stamp(modified, site_tz)}",
+             f"LAST-MODIFIED:{changed}",
              f"SEQUENCE:{sequence(created, modified)}"]
     if event.all_day:
         end = event.last_day + dt.timedelta(days=1)  # exclusive
