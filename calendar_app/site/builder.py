@@ -29,7 +29,7 @@ from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .outstore import OutputStore
 from .pages import Pages, event_deps
-from .plan import Output, fingerprint, signature
+from .plan import Output, catalog_digest, fingerprint, signature
 from .progress import Progress
 from .render import make_environment, templates_digest
 from .snapshots import ListSnapshotError, ListSnapshots, single_outputs, single_paths
@@ -240,15 +240,13 @@ class Builder:
                            ) -> tuple[dict[str, list[str]], list[tuple[Output, str]]]:
         """The new manifest so far (path -> [signature, digest]) and the outputs whose
         signature changed, each with its new signature; refused and skipped ones counted.
-        With no manifest and no stored outputs (a cold build), every output is to do
-        and none can be linked: its signature is left "" and made where it is rendered,
-        over the processes (51,000 at 10,000 events took half a second of the builder's
-        serial start)."""
+        A cold build (no manifest, nothing stored) does all: signed where rendered, ""."""
         previous = self._previous
         # An incremental plan checks only some outputs: the others stay as they were.
         current: dict[str, list[str]] = {} if full else dict(previous)
         todo: list[tuple[Output, str]] = []
         seen: set[str] = set()
+        # 51,000 signatures at 10,000 events: half a second of the serial start.
         deferred = not previous and self.store.empty()
         for output in outputs:
             if output.path in seen:
@@ -399,7 +397,7 @@ class Builder:
         outputs = [last.outputs[i] for i in wanted if last.outputs[i].kind != "json-list"]
         # Lists snapshots answer from the whole catalog, the sitemap has every `modified`.
         if self.lists is not None:
-            outputs += self.lists.outputs(self.reader, _catalog_digest(fingerprints),
+            outputs += self.lists.outputs(self.reader, catalog_digest(fingerprints),
                                           now_utc.isoformat())
         last.outputs[-1] = feeds.sitemap(last.pages, last.outputs[:-1])
         outputs.append(last.outputs[-1])
@@ -488,7 +486,7 @@ class Builder:
         yield from single_outputs(model)
         if self.lists is None:
             self.lists = ListSnapshots(pages.base_url)
-        yield from self.lists.outputs(self.reader, _catalog_digest(fingerprints),
+        yield from self.lists.outputs(self.reader, catalog_digest(fingerprints),
                                       model.now_utc.isoformat())
 
     # -- iCalendar ---------------------------------------------------------------------
@@ -587,11 +585,6 @@ def _texts(model: SiteModel) -> set[str]:
     records = [*(e.record for e in model.events), *model.venues, *model.organizers]
     return {text for r in records for name in ("description", "excerpt")
             if isinstance(text := r.get(name), str)}
-
-
-def _catalog_digest(fingerprints: dict[int, bytes]) -> str:
-    return hashlib.blake2b(b"".join(fingerprints[i] for i in sorted(fingerprints)),
-                           digest_size=16).hexdigest()
 
 
 def _api_public_url(catalog: Catalog, base_url: str) -> str:
