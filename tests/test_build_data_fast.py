@@ -5,6 +5,7 @@ outputs where it renders them, with the signatures the builder would have made."
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -16,7 +17,10 @@ from hypothesis import strategies as st
 from calendar_app.catalog.represent import Representer, dumps, dumps_joined
 from calendar_app.site import Builder, ical, manifest
 from calendar_app.site import builder as builder_module
+from calendar_app.site import vevents as vevents_module
 from calendar_app.site.plan import signature
+from calendar_app.store import parallel
+from tests.test_site_build import tree_bytes
 
 # Characters that matter to the escaping, mixed with any others.
 _TRICKY = st.sampled_from(["\\", ";", ",", "\n", "\r", "\r\n", "\\n", "\x00", "\x1f", "\x7f",
@@ -152,3 +156,39 @@ def test_an_events_json_ld_place_follows_an_edited_venue(tmp_path: Path) -> None
         assert place["address"]["streetAddress"] == "12 Orange Row"
     finally:
         builder.close()
+
+
+def test_work_started_in_a_child_gives_its_value_or_none() -> None:
+    wait = parallel.start(lambda: {"made": [1, 2, 3]})
+    assert wait() == {"made": [1, 2, 3]}
+
+    def fails() -> None:
+        raise ValueError("no")
+    assert parallel.start(fails)() is None
+
+
+def test_a_cold_build_makes_its_vevents_while_planning_the_same_bytes(
+        tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(vevents_module, "AHEAD_MIN", 1)  # the sample has ~100 events
+    started: list[int] = []
+    ahead = vevents_module.Vevents.ahead
+    monkeypatch.setattr(vevents_module.Vevents, "ahead",
+                        lambda self: started.append(os.getpid()) or ahead(self))
+    shutil.copytree(SAMPLE, tmp_path / "content")
+    builds = {}
+    for workers in (2, 1):  # one process: nothing made ahead, all in place
+        out = tmp_path / f"public-{workers}"
+        builder = Builder(site_options(tmp_path / "content", out, tmp_path / f"cache-{workers}"))
+        builder.workers = workers
+        try:
+            assert not builder.build().problems
+            vevents = builder._vevents_of
+            kept = builder.vevents.data
+            builds[workers] = {e.id: kept[e.id] for e in builder._last.model.events}
+            assert all(made == (vevents.sig(e), vevents._make(e))
+                       for e in builder._last.model.events for made in [kept[e.id]])
+        finally:
+            builder.close()
+        assert len(started) == 1  # the two-process build only
+    assert builds[2] == builds[1]
+    assert tree_bytes(tmp_path / "public-2") == tree_bytes(tmp_path / "public-1")

@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
@@ -34,6 +34,7 @@ from .progress import Progress
 from .render import make_environment, templates_digest
 from .snapshots import ListSnapshotError, ListSnapshots, single_outputs, single_paths
 from .stash import Stash
+from .vevents import Vevents
 
 BUILDER_VERSION = "4"  # a new version rebuilds everything, caches included
 PARALLEL_MIN = 2000  # outputs to render before forking is worth it (~20 ms a fork)
@@ -141,7 +142,8 @@ class Builder:
         self.workers = parallel.default_workers()
         self._fps: dict[int, tuple[Record, bytes]] = {}
         self._last: _Last | None = None
-        self._vevent_sigs: dict[int, str] = {}
+        self._vevents_of: Vevents | None = None  # the last full plan's
+        self._ahead: Callable[[], None] | None = None  # VEVENTs made while planning
         self._sig_inputs: tuple[dict[int, bytes], bytes] = ({}, b"")
         self._manifest: tuple[tuple[int, int] | None, dict[str, list[str]]] = (None, {})
         self._previous: dict[str, list[str]] = {}
@@ -172,6 +174,8 @@ class Builder:
                 except safety.BuildRefused as exc:
                     report.declined = str(exc)
                     self._last = None  # the plan was not written: plan in full next time
+                finally:
+                    self._take_ahead()  # reaps the child if the build stopped first
         report.seconds = time.perf_counter() - started
         return report
 
@@ -229,6 +233,9 @@ class Builder:
         model.api_rep = BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
                                          rep.rest_root)
         pages = Pages(model, self.env, base_url)
+        self._vevents_of = Vevents(self.vevents, model, base_url, lambda: self._sig_inputs)
+        if self.workers > 1 and not self._previous and self.store.empty():  # a cold build
+            self._ahead = self._vevents_of.ahead()
         with paused_gc():  # 47,000 outputs kept: collections would find nothing
             outputs = list(self._plan(model, pages, fingerprints))
         outputs.append(feeds.sitemap(pages, outputs))
@@ -279,6 +286,7 @@ class Builder:
         if any(self.store.digest(sig) is None for _, sig in todo):
             markup.remember(self.renderings.data)
             self.vevents.data  # noqa: B018 (read now)
+            self._take_ahead()
         # Feeds concatenate the VEVENTs made with each event's .ics: once those are merged
         # here, dealt out by size. An event's page, .ics and JSON sit together: its
         # Markdown is converted once (markup's cache holds < 10,000 texts), not per output.
@@ -389,7 +397,8 @@ class Builder:
         model.now_utc = now_utc
         for record_id in changed:
             model.refresh_event(views[record_id], catalog.records[record_id])
-            self._vevent_sigs.pop(record_id, None)
+            if self._vevents_of is not None:
+                self._vevents_of.sigs.pop(record_id, None)
         last.fingerprints = fingerprints
         wanted = sorted({i for record_id in changed for i in last.shown_by.get(record_id, ())})
         # List snapshots are planned again below (the component's are signed by what
@@ -462,6 +471,11 @@ class Builder:
         self._on_disk[output.path] = digest
         return sig, digest, written, None, self.store.keep(self.out, output.path, sig)
 
+    def _take_ahead(self) -> None:
+        if self._ahead is not None:
+            self._ahead()
+            self._ahead = None
+
     def _made_here(self) -> tuple[dict, dict]:
         """What a worker process added to the caches: VEVENTs (the parent's feeds need
         them) and Markdown renderings."""
@@ -495,21 +509,7 @@ class Builder:
         title = str(model.settings.get("title") or "Events")
         refresh = setting_number(model.settings, "feed_refresh_minutes")[0]
         since = model.now_utc - feed_past(model.settings)
-        signatures = self._vevent_sigs = {}
-
-        def vevent(event: EventView) -> bytes:
-            sig = signatures.get(event.id)
-            if sig is None:  # worked out where it is needed: in the worker processes
-                probe = Output(event.ics_path, event_deps(model, event), f"vevent {host}",
-                               bytes)  # only signed, never rendered
-                sig = signatures[event.id] = signature(probe, *self._sig_inputs)
-            cached = self.vevents.data.get(event.id)
-            if cached is None or cached[0] != sig:
-                data = ical.vevent(event, model, host,
-                                   pages.base_url + paths.folder(event.path))
-                cached = (sig, data)
-                self.vevents.update({event.id: cached})
-            return cached[1]
+        vevent: Vevents = self._vevents_of  # type: ignore[assignment] (_full_plan's)
 
         def deps(events: list[EventView]) -> tuple[int, ...]:
             return tuple(chain.from_iterable(event_deps(model, e) for e in events))

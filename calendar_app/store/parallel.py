@@ -101,6 +101,41 @@ def run(items: Sequence[T], render: Callable[[T], R], place: Callable[[T, int], 
     return results
 
 
+def start(work: Callable[[], R]) -> Callable[[], R | None]:
+    """`work()` in a forked child while this process goes on (a cache filled ahead, on
+    a core that would wait). The function returned waits for the child and gives its
+    value, or None if it failed or died, or where there is no fork; call it once, also
+    when the value is no longer wanted (it reaps the child)."""
+    if not hasattr(os, "fork"):
+        return lambda: None
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: as in run(), the parent's heap out of the collector's sight
+        gc.freeze()
+        os.close(read_end)
+        status = 0
+        try:
+            payload: Any = ("ok", work())
+        except BaseException:  # noqa: BLE001 (the parent goes on without the value)
+            payload, status = ("error", None), 1
+        try:
+            with os.fdopen(write_end, "wb") as fh:
+                pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            os._exit(status)
+    os.close(write_end)
+
+    def result() -> R | None:
+        with os.fdopen(read_end, "rb") as fh:
+            try:
+                kind, value = pickle.load(fh)  # from our own child
+            except (EOFError, pickle.UnpicklingError):
+                kind, value = "error", None
+        os.waitpid(pid, 0)
+        return value if kind == "ok" else None
+    return result
+
+
 def run_pulled(items: Sequence[T], render: Callable[[T], R], workers: int = 1,
                collect: Callable[[], Any] = _nothing,
                merge: Callable[[Any], None] = _nothing_merged,
