@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 from conftest import SAMPLE, site_options
@@ -159,12 +160,23 @@ def test_an_events_json_ld_place_follows_an_edited_venue(tmp_path: Path) -> None
 
 
 def test_work_started_in_a_child_gives_its_value_or_none() -> None:
-    wait = parallel.start(lambda: {"made": [1, 2, 3]})
+    wait = parallel.start(lambda stopped: {"made": [1, 2, 3]})
     assert wait() == {"made": [1, 2, 3]}
 
-    def fails() -> None:
+    def fails(stopped) -> None:
         raise ValueError("no")
     assert parallel.start(fails)() is None
+
+
+def test_work_in_a_child_stops_when_asked_and_gives_what_it_has() -> None:
+    def count(stopped) -> int:
+        done = 0
+        while not stopped():
+            done += 1
+        return done
+    wait = parallel.start(count)
+    time.sleep(0.05)
+    assert wait() > 0  # it ran until told, then returned
 
 
 def test_a_cold_build_makes_its_vevents_while_planning_the_same_bytes(

@@ -2,9 +2,9 @@
 was made for (its records, base URL, templates): the event's own .ics and every feed
 that carries it concatenate the same bytes.
 
-A cold build makes them ahead: a forked child makes every missing VEVENT while the
-builder plans (planning is serial, the other core would wait), and the builder keeps
-them before rendering. They are what the render processes would have made: the same
+A cold build makes them ahead: a forked child makes missing VEVENTs while the builder
+plans (planning is serial, the other core would wait) and stops when the builder is
+done; the builder keeps what it made before rendering. They are what the render processes would have made: the same
 function of the same records.
 """
 
@@ -56,15 +56,21 @@ class Vevents:
 
     def ahead(self) -> Callable[[], None]:
         """Make the VEVENTs the stash lacks in a forked child; the function returned
-        waits for them and keeps them (call it once, before rendering). Not worth a
+        stops it and keeps what it made (call it once, before rendering). Not worth a
         fork for a small calendar."""
         if len(self.model.events) < AHEAD_MIN:
             return lambda: None
 
-        def missing() -> dict[int, tuple[str, bytes]]:
-            known = self.stash.data
-            return {e.id: (sig, self._make(e)) for e in self.model.events
-                    if (known.get(e.id) or ("",))[0] != (sig := self.sig(e))}
+        def missing(stopped: Callable[[], bool]) -> dict[int, tuple[str, bytes]]:
+            # Until the builder is done planning: what is left is made while rendering.
+            known, made = self.stash.data, {}
+            for n, event in enumerate(self.model.events):
+                if n % 64 == 0 and stopped():
+                    break
+                sig = self.sig(event)
+                if (known.get(event.id) or ("",))[0] != sig:
+                    made[event.id] = (sig, self._make(event))
+            return made
 
         wait = parallel.start(missing)
 
