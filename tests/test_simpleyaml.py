@@ -140,3 +140,14 @@ def test_quick_path_agrees_with_pyyaml(size: int) -> None:
             same(fast, text)
 
     agrees()
+
+
+def test_a_value_the_quick_path_cannot_build_is_still_reported_with_its_key() -> None:
+    # What the quick path reads is built whole, so yamlfile skips its search for
+    # unbuildable values; one it cannot build sends the file to the full parser.
+    text = b"id: 3\nstart_date: 2027-02-30 10:00:00\ntitle: x\n"
+    assert simpleyaml.load(text.decode()) is None
+    value, unreadable = yamlfile.load_partial(text)
+    assert value == {"id": 3, "title": "x"}
+    assert [key for key, _ in unreadable] == ["start_date"] and unreadable[0][1].line == 2
+    assert yamlfile.load_partial(b"id: 3\ntitle: x\n") == ({"id": 3, "title": "x"}, [])

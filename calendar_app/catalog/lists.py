@@ -60,7 +60,7 @@ from ..store.users import User
 from . import discovery, occurrences, selection
 from .query import Context, Query
 from .reader import Reader
-from .represent import dumps
+from .represent import dumps, dumps_joined
 
 # Statuses WordPress registers besides ours: accepted by `status`, never present here.
 _INTERNAL = ("auto-draft", "inherit", "tribe-ea-success", "tribe-ea-failed",
@@ -465,26 +465,31 @@ def select_ids(ctx: Context, resource: Resource, raw: dict) -> list[int]:
 MAX_ITEMS = 4096
 
 
-def _represent(q: Query, chunk: list[int]) -> list[dict]:
+def _represent(q: Query, chunk: list[int]) -> tuple[list[dict], list[str]]:
+    """The items of these ids and each one's JSON text (`dumps`): an event shows in
+    several lists (a build's embed lists: all, its categories', its venue's), its
+    text is made once with it and the answer's text joined from them."""
     ctx = q.ctx
     rep, view = ctx.rep, ctx.view
     items: OrderedDict = view.derive("list-items", OrderedDict)  # type: ignore[assignment]
     head = (rep.site_url, rep.rest_root, caller(ctx.user))
-    out = []
+    bodies, texts = [], []
     for rid in chunk:
         key = (head, rid)
-        item = items.get(key)
-        if item is None:
+        entry = items.get(key)
+        if entry is None:
             record = view.records.get(rid) or occurrences.of(
                 view, ctx.reader.site_now().date()).get(rid)
-            item = items[key] = rep.represent(record)
+            item = rep.represent(record)
+            entry = items[key] = (item, dumps(item))
             if len(items) > MAX_ITEMS:
                 items.popitem(last=False)
         else:
             with contextlib.suppress(KeyError):  # another thread may just have dropped it
                 items.move_to_end(key)
-        out.append(item)
-    return out
+        bodies.append(entry[0])
+        texts.append(entry[1])
+    return bodies, texts
 
 
 def _build(q: Query) -> Answer:
@@ -500,7 +505,7 @@ def _build(q: Query) -> Answer:
                         f"The requested {resource.singular} archive page does not exist"
                         ).body()
         return Answer(404, body, dumps(body), {}, "")
-    items = _represent(q, chunk)
+    items, texts = _represent(q, chunk)
     has_next = page < total_pages
     has_prev = page > 1 and (resource.is_term or (page - 1) <= total_pages)
     rest_url, next_url, prev_url = _urls(q, page, per_page, total_pages, has_next, has_prev)
@@ -525,6 +530,6 @@ def _build(q: Query) -> Answer:
     links = [f'<{u}>; rel="{rel}"' for u, rel in ((next_url, "next"), (prev_url, "prev")) if u]
     if links:
         headers["Link"] = ", ".join(links)
-    text = dumps(body)
+    text = dumps_joined(body, resource.name, texts)
     etag = '"' + hashlib.blake2b(text.encode(), digest_size=16).hexdigest() + '"'
     return Answer(200, body, text, headers, etag)

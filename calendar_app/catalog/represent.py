@@ -37,6 +37,16 @@ def dumps(body: object) -> str:
     return json.dumps(body, ensure_ascii=True).replace("/", "\\/")
 
 
+def dumps_joined(body: dict, name: str, texts: list[str]) -> str:
+    """`dumps(body)` where `body[name]` is a list whose items' `dumps` are `texts`:
+    the items' texts are joined, not serialized again. The same bytes, as `json.dumps`
+    writes a dict as `{"key": value, ...}` and a list as `[item, ...]` (its default
+    separators), and the slashes' escape is made character by character."""
+    parts = [f"{dumps(key)}: " + ("[" + ", ".join(texts) + "]" if key == name else dumps(value))
+             for key, value in body.items()]
+    return "{" + ", ".join(parts) + "}"
+
+
 class Representer:
     def __init__(self, catalog: Catalog, site_url: str, rest_root: str,
                  visible: Callable[[Record], bool] = readable_by_anyone) -> None:

@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
@@ -29,11 +29,12 @@ from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .outstore import OutputStore
 from .pages import Pages, event_deps
-from .plan import Output, fingerprint, signature
+from .plan import Output, catalog_digest, fingerprint, signature
 from .progress import Progress
 from .render import make_environment, templates_digest
 from .snapshots import ListSnapshotError, ListSnapshots, single_outputs, single_paths
 from .stash import Stash
+from .vevents import Vevents
 
 BUILDER_VERSION = "4"  # a new version rebuilds everything, caches included
 PARALLEL_MIN = 2000  # outputs to render before forking is worth it (~20 ms a fork)
@@ -141,7 +142,8 @@ class Builder:
         self.workers = parallel.default_workers()
         self._fps: dict[int, tuple[Record, bytes]] = {}
         self._last: _Last | None = None
-        self._vevent_sigs: dict[int, str] = {}
+        self._vevents_of: Vevents | None = None  # the last full plan's
+        self._ahead: Callable[[], None] | None = None  # VEVENTs made while planning
         self._sig_inputs: tuple[dict[int, bytes], bytes] = ({}, b"")
         self._manifest: tuple[tuple[int, int] | None, dict[str, list[str]]] = (None, {})
         self._previous: dict[str, list[str]] = {}
@@ -172,6 +174,8 @@ class Builder:
                 except safety.BuildRefused as exc:
                     report.declined = str(exc)
                     self._last = None  # the plan was not written: plan in full next time
+                finally:
+                    self._take_ahead()  # reaps the child if the build stopped first
         report.seconds = time.perf_counter() - started
         return report
 
@@ -229,6 +233,9 @@ class Builder:
         model.api_rep = BuildRepresenter(rep.catalog, _api_public_url(catalog, base_url),
                                          rep.rest_root)
         pages = Pages(model, self.env, base_url)
+        self._vevents_of = Vevents(self.vevents, model, base_url, lambda: self._sig_inputs)
+        if self.workers > 1 and not self._previous and self.store.empty():  # a cold build
+            self._ahead = self._vevents_of.ahead()
         with paused_gc():  # 47,000 outputs kept: collections would find nothing
             outputs = list(self._plan(model, pages, fingerprints))
         outputs.append(feeds.sitemap(pages, outputs))
@@ -239,12 +246,15 @@ class Builder:
                            fingerprints: dict[int, bytes], common: bytes, report: Report,
                            ) -> tuple[dict[str, list[str]], list[tuple[Output, str]]]:
         """The new manifest so far (path -> [signature, digest]) and the outputs whose
-        signature changed, each with its new signature; refused and skipped ones counted."""
+        signature changed, each with its new signature; refused and skipped ones counted.
+        A cold build (no manifest, nothing stored) does all: signed where rendered, ""."""
         previous = self._previous
         # An incremental plan checks only some outputs: the others stay as they were.
         current: dict[str, list[str]] = {} if full else dict(previous)
         todo: list[tuple[Output, str]] = []
         seen: set[str] = set()
+        # 51,000 signatures at 10,000 events: half a second of the serial start.
+        deferred = not previous and self.store.empty()
         for output in outputs:
             if output.path in seen:
                 log.warning("two outputs at %s; keeping the first", output.path)
@@ -255,7 +265,7 @@ class Builder:
                 report.refused.append(str(exc))
                 continue
             seen.add(output.path)
-            sig = signature(output, fingerprints, common)
+            sig = "" if deferred else signature(output, fingerprints, common)
             old = previous.get(output.path)
             if old is not None and old[0] == sig:
                 current[output.path] = old
@@ -276,6 +286,7 @@ class Builder:
         if any(self.store.digest(sig) is None for _, sig in todo):
             markup.remember(self.renderings.data)
             self.vevents.data  # noqa: B018 (read now)
+            self._take_ahead()
         # Feeds concatenate the VEVENTs made with each event's .ics: once those are merged
         # here, dealt out by size. An event's page, .ics and JSON sit together: its
         # Markdown is converted once (markup's cache holds < 10,000 texts), not per output.
@@ -296,7 +307,7 @@ class Builder:
                                         step=progress.step)
         self.renderings.update(markup.learned())
         stored = {}
-        for (output, sig), (digest, written, warning, kept) in zip(early + after, results):
+        for (output, _), (sig, digest, written, warning, kept) in zip(early + after, results):
             if warning is not None:
                 # The live list code is someone else's and may be mid-change: the
                 # site is still worth having; say so and retry on the next build.
@@ -386,7 +397,8 @@ class Builder:
         model.now_utc = now_utc
         for record_id in changed:
             model.refresh_event(views[record_id], catalog.records[record_id])
-            self._vevent_sigs.pop(record_id, None)
+            if self._vevents_of is not None:
+                self._vevents_of.sigs.pop(record_id, None)
         last.fingerprints = fingerprints
         wanted = sorted({i for record_id in changed for i in last.shown_by.get(record_id, ())})
         # List snapshots are planned again below (the component's are signed by what
@@ -394,7 +406,7 @@ class Builder:
         outputs = [last.outputs[i] for i in wanted if last.outputs[i].kind != "json-list"]
         # Lists snapshots answer from the whole catalog, the sitemap has every `modified`.
         if self.lists is not None:
-            outputs += self.lists.outputs(self.reader, _catalog_digest(fingerprints),
+            outputs += self.lists.outputs(self.reader, catalog_digest(fingerprints),
                                           now_utc.isoformat())
         last.outputs[-1] = feeds.sitemap(last.pages, last.outputs[:-1])
         outputs.append(last.outputs[-1])
@@ -427,23 +439,25 @@ class Builder:
         self._last = None  # the folder changed under us: plan everything again
         return manifest.load(self.out)
 
-    def _render_one(self, item: tuple[Output, str]) -> tuple[str, bool, str | None, bool]:
-        """Render (or link from the store) and write one output: (content hash,
-        written?, warning, stored now?)."""
+    def _render_one(self, item: tuple[Output, str]) -> tuple[str, str, bool, str | None, bool]:
+        """Render (or link from the store) and write one output: (signature, content
+        hash, written?, warning, stored now?)."""
         output, sig = item
+        if not sig:  # not signed when planned (_outputs_to_render)
+            sig = signature(output, *self._sig_inputs)
         old = self._previous.get(output.path)
         digest = self.store.digest(sig)
         if digest is not None:
             if old is not None and old[1] == digest and (self.out / output.path).exists():
                 self._on_disk[output.path] = digest
-                return digest, False, None, False
+                return sig, digest, False, None, False
             if self.store.link_out(sig, self.out, output.path):
                 self._on_disk[output.path] = digest
-                return digest, True, None, False
+                return sig, digest, True, None, False
         try:
             data = output.render()
         except ListSnapshotError as exc:
-            return "", False, str(exc), False
+            return sig, "", False, str(exc), False
         # SHA-256 has CPU instructions on most machines: twice BLAKE2b's speed here
         # (500 MB of outputs at 10k events).
         digest = hashlib.sha256(data).hexdigest()[:32]
@@ -455,7 +469,12 @@ class Builder:
                 writer.write(self.out, output.path, data)
             written = True
         self._on_disk[output.path] = digest
-        return digest, written, None, self.store.keep(self.out, output.path, sig)
+        return sig, digest, written, None, self.store.keep(self.out, output.path, sig)
+
+    def _take_ahead(self) -> None:
+        if self._ahead is not None:
+            self._ahead()
+            self._ahead = None
 
     def _made_here(self) -> tuple[dict, dict]:
         """What a worker process added to the caches: VEVENTs (the parent's feeds need
@@ -481,7 +500,7 @@ class Builder:
         yield from single_outputs(model)
         if self.lists is None:
             self.lists = ListSnapshots(pages.base_url)
-        yield from self.lists.outputs(self.reader, _catalog_digest(fingerprints),
+        yield from self.lists.outputs(self.reader, catalog_digest(fingerprints),
                                       model.now_utc.isoformat())
 
     # -- iCalendar ---------------------------------------------------------------------
@@ -490,21 +509,7 @@ class Builder:
         title = str(model.settings.get("title") or "Events")
         refresh = setting_number(model.settings, "feed_refresh_minutes")[0]
         since = model.now_utc - feed_past(model.settings)
-        signatures = self._vevent_sigs = {}
-
-        def vevent(event: EventView) -> bytes:
-            sig = signatures.get(event.id)
-            if sig is None:  # worked out where it is needed: in the worker processes
-                probe = Output(event.ics_path, event_deps(model, event), f"vevent {host}",
-                               bytes)  # only signed, never rendered
-                sig = signatures[event.id] = signature(probe, *self._sig_inputs)
-            cached = self.vevents.data.get(event.id)
-            if cached is None or cached[0] != sig:
-                data = ical.vevent(event, model, host,
-                                   pages.base_url + paths.folder(event.path))
-                cached = (sig, data)
-                self.vevents.update({event.id: cached})
-            return cached[1]
+        vevent: Vevents = self._vevents_of  # type: ignore[assignment] (_full_plan's)
 
         def deps(events: list[EventView]) -> tuple[int, ...]:
             return tuple(chain.from_iterable(event_deps(model, e) for e in events))
@@ -580,11 +585,6 @@ def _texts(model: SiteModel) -> set[str]:
     records = [*(e.record for e in model.events), *model.venues, *model.organizers]
     return {text for r in records for name in ("description", "excerpt")
             if isinstance(text := r.get(name), str)}
-
-
-def _catalog_digest(fingerprints: dict[int, bytes]) -> str:
-    return hashlib.blake2b(b"".join(fingerprints[i] for i in sorted(fingerprints)),
-                           digest_size=16).hexdigest()
 
 
 def _api_public_url(catalog: Catalog, base_url: str) -> str:

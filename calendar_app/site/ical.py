@@ -57,12 +57,13 @@ def vevent(event: EventView, model: SiteModel, host: str, page_url: str,
     site_tz = model.site_tz
     modified = record.get("modified") or record.get("date") or event.start
     created = record.get("date") or modified
+    changed = _utc_stamp(modified, site_tz)
     lines = ["BEGIN:VEVENT", "UID:" + text(f"{record.id}@{host}" if alone else uid(event, host)),
              # DTSTAMP is the record's last change, not the build time: identical
              # input, identical bytes.
-             f"DTSTAMP:{_utc_stamp(modified, site_tz)}",
+             f"DTSTAMP:{changed}",
              f"CREATED:{_utc_stamp(created, site_tz)}",
-             f"LAST-MODIFIED:{_utc_stamp(modified, site_tz)}",
+             f"LAST-MODIFIED:{changed}",
              f"SEQUENCE:{sequence(created, modified)}"]
     if event.all_day:
         end = event.last_day + dt.timedelta(days=1)  # exclusive
@@ -194,14 +195,16 @@ def _utc_stamp(local: dt.datetime, zone_name: str) -> str:
     return f"{dates.to_utc(local, dates.zone(zone_name)):%Y%m%dT%H%M%SZ}"
 
 
-_TEXT_SPECIALS = str.maketrans({"\\": "\\\\", ";": "\\;", ",": "\\,", "\n": "\\n",
-                                "\r": ""})
 _CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f]")  # not allowed in a value (3.1)
 
 
 def text(value: str) -> str:
     """A TEXT value, escaped (RFC 5545 3.3.11)."""
-    return _CONTROLS.sub("", value.translate(_TEXT_SPECIALS))
+    # Chained replaces, backslash first: str.translate with a dict looks up every
+    # character in Python and was a fifth of a VEVENT's time (1 KB descriptions).
+    escaped = (value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,")
+               .replace("\n", "\\n").replace("\r", ""))
+    return _CONTROLS.sub("", escaped)
 
 
 def _param(value: str) -> str:
@@ -230,7 +233,8 @@ def fold(line: str) -> bytes:
     """A content line, UTF-8, over 75 octets split with CRLF + space (3.1), never
     inside a character. Control characters are dropped whatever the property: values
     are escaped above, and none may end a line early."""
-    data = _CONTROLS.sub("", line).encode("utf-8")
+    # isprintable (C) is False for every control character: most lines skip the regex.
+    data = (line if line.isprintable() else _CONTROLS.sub("", line)).encode("utf-8")
     if len(data) <= 75:
         return data
     parts, start, limit = [], 0, 75

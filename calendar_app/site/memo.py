@@ -87,6 +87,17 @@ class BuildRepresenter(Representer):
         return self._once(("organizer_ld", record.id),
                           lambda: super(BuildRepresenter, self).organizer_json_ld(record))
 
+    # An event's JSON-LD place and organizers: the venue's and organizers' JSON-LD with
+    # the empty members dropped and their page's URL, made for every event (a tenth of
+    # a single representation); a few dozen records, made once each.
+    def _place_ld(self, venue: Record) -> dict:
+        return self._once(("place_ld", venue.id),
+                          lambda: super(BuildRepresenter, self)._place_ld(venue))
+
+    def _organizer_ld(self, organizer: Record) -> dict:
+        return self._once(("organizer_ld_in_event", organizer.id),
+                          lambda: super(BuildRepresenter, self)._organizer_ld(organizer))
+
     def _embedded_terms(self, collection: str, slugs: object) -> list[dict]:
         key = tuple(slugs) if isinstance(slugs, list) else slugs
         return self._once(("terms", collection, key),

@@ -39,6 +39,10 @@ class OutputStore:
         """The stored output's digest when there is one for this signature."""
         return self.index.data.get(sig) if self.usable else None
 
+    def empty(self) -> bool:
+        """Nothing stored: no output of this build can be linked from here."""
+        return not (self.usable and self.index.data)
+
     def link_out(self, sig: str, out: Path, relpath: str) -> bool:
         """Put the stored output at `relpath` in `out`; False when it is missing."""
         return writer.link_from(f"{self.folder}/{sig}", out, relpath)

@@ -43,6 +43,12 @@ def signature(output: Output, fingerprints: dict[int, bytes], common: bytes) -> 
     return digest.hexdigest()
 
 
+def catalog_digest(fingerprints: dict[int, bytes]) -> str:
+    """One digest of every record's fingerprint (what the list snapshots answer from)."""
+    return hashlib.blake2b(b"".join(fingerprints[i] for i in sorted(fingerprints)),
+                           digest_size=16).hexdigest()
+
+
 @lru_cache(maxsize=4)
 def _hashed(common: bytes):
     return hashlib.blake2b(common, digest_size=16)

@@ -91,7 +91,9 @@ def load(data: bytes) -> dict:
 def load_partial(data: bytes) -> tuple[dict, list[tuple[str, YamlError]]]:
     """Like `load`, but a top-level key whose value cannot be built is left out and
     reported as (key, error) instead, so a check can go on with the rest of the file."""
-    value = _load(data)
+    value, simple = _load(data)
+    if simple:  # simpleyaml gives up on a value it cannot build: nothing to look for
+        return value, []
     bad = {k: u for k, v in value.items() if (u := _first_unreadable([k, v])) is not None}
     for key in bad:
         del value[key]
@@ -109,7 +111,8 @@ def _first_unreadable(value: object) -> _Unreadable | None:
     return None
 
 
-def _load(data: bytes) -> dict:
+def _load(data: bytes) -> tuple[dict, bool]:
+    """The mapping, and whether the flat shape's reader (simpleyaml) read it."""
     if len(data) > MAX_FILE_BYTES:
         raise YamlError(f"file is larger than {MAX_FILE_BYTES} bytes")
     try:
@@ -121,7 +124,7 @@ def _load(data: bytes) -> dict:
         raise YamlError("file contains a NUL byte", text[: text.index("\x00")].count("\n") + 1)
     simple = simpleyaml.load(text)
     if simple is not None:  # the common flat shape: no aliases, tags or nesting
-        return simple
+        return simple, True
     _check_nesting(text)
     loader = _Loader(text)
     try:
@@ -147,7 +150,7 @@ def _load(data: bytes) -> dict:
         raise YamlError("a record file must hold a mapping of keys to values", 1)
     if _depth(value) > MAX_DEPTH:
         raise YamlError("structure is nested too deeply", 1)
-    return value
+    return value, False
 
 
 # Suspicious texts: a run of MAX_DEPTH "- " (nested sequences on one line) or a line
