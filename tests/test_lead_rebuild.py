@@ -1,0 +1,180 @@
+"""A write's push after a lost race (sync.py `_lead`): our commits rebuilt on the fetched
+head and pushed before the write lock is taken (replay.rebuild), the branch moved onto
+what was pushed afterwards, or by whoever takes the write lock first, or after a crash;
+and the exchange thread's retry of writes answered "queued" (`retry_queued`), which
+fetches nothing when a later write's push carried them. Two real clones of a real bare
+repository, reached by path (git pushes) or over git:// (libgit2)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git
+from test_netfast_push import spawned
+from test_replay import assert_clean, head, keys, make_sides, open_side, write
+
+from calendar_app.sync import replay, sync
+from calendar_app.sync.sync import RemoteSync
+
+
+def lost_race(tmp_path: Path):
+    """(bare, a, b): a pushed p1; b wrote p2, not pushed: b's next push is refused."""
+    bare, (a, b) = make_sides(tmp_path)
+    write(a, "notes/p1.yaml", "k1: a\n", "a: new p1")
+    assert a.sync.exchange(fetch=False).state == "pushed"
+    write(b, "notes/p2.yaml", "k2: b\n", "b: new p2")
+    return bare, a, b
+
+
+def test_lost_race_pushes_the_rebuilt_commits_before_taking_the_write_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bare, _a, b = lost_race(tmp_path)
+    events: list[str] = []
+    real_push, real_locked = RemoteSync._push, type(b.tree).locked
+
+    def push(self, deadline, head=""):
+        pushed = real_push(self, deadline, head)
+        events.append("pushed" if pushed else "refused")
+        return pushed
+
+    def locked(self):
+        events.append("write lock")
+        return real_locked(self)
+
+    monkeypatch.setattr(RemoteSync, "_push", push)
+    monkeypatch.setattr(type(b.tree), "locked", locked)
+    seen: list[set[str]] = []
+    b.sync.integrated_hooks.append(seen.append)
+    with b.sync.group.leading():
+        result = b.sync._lead(time.monotonic() + 30)
+    assert result.state == "pushed" and result.changed == {"notes/p1.yaml"}
+    # One lost race, then the rebuilt commits went out; the lock only after them.
+    assert events == ["refused", "pushed", "write lock"]
+    assert seen == [{"notes/p1.yaml"}]  # the catalog re-reads the remote's file
+    assert head(b.root) == head(bare, "main") == head(b.root, "origin/main")
+    assert git(bare, "log", "--format=%s|%an", "main").split("\n")[:2] == [
+        "b: new p2|Bo Side", "a: new p1|Ada Side"]
+    assert (b.root / "notes" / "p1.yaml").read_text() == "k1: a\n"
+    assert not b.sync.replay_marker.exists()
+    assert_clean(b)
+
+
+def test_a_write_between_rebuild_and_push_lands_on_the_rebuilt_commits(
+        tmp_path: Path) -> None:
+    """A writer takes the write lock while the rebuilt commits are pushed: its lock
+    finishes the rebuild (the branch moves onto them) and its commit goes on top; the
+    lead's integration then has nothing left to do, and the new commit is pushed next."""
+    bare, _a, b = lost_race(tmp_path)
+    fetched = b.sync._fetch(time.monotonic() + 30)
+    rebuilt = b.sync._rebuild(fetched)
+    assert rebuilt is not None and b.sync.replay_marker.exists()
+    assert head(b.root) == rebuilt.old  # nothing moved yet
+    write(b, "notes/p3.yaml", "k3: b\n", "b: new p3")
+    assert git(b.root, "rev-parse", "main~1").strip() == rebuilt.new
+    assert b.sync._push(time.monotonic() + 30, rebuilt.new) == rebuilt.new
+    assert b.sync._integrate_pushed(rebuilt) == {"notes/p1.yaml"}
+    assert git(b.root, "log", "--format=%s", "main").split("\n")[:4] == [
+        "b: new p3", "b: new p2", "a: new p1", "initial"]
+    assert b.sync.unpushed()[0].endswith("b: new p3")
+    assert b.sync.exchange(fetch=False).state == "pushed"
+    assert head(bare, "main") == head(b.root)
+    assert_clean(b)
+
+
+def test_killed_after_pushing_the_rebuilt_commits(tmp_path: Path) -> None:
+    """The process dies after the remote took the rebuilt commits and before the branch
+    moved: the marker written before the push moves it at the next write lock, so the
+    clone holds exactly what the remote has (no commit twice, nothing to rebase)."""
+    bare, _a, b = lost_race(tmp_path)
+    rebuilt = b.sync._rebuild(b.sync._fetch(time.monotonic() + 30))
+    assert rebuilt is not None
+    assert b.sync._push(time.monotonic() + 30, rebuilt.new) == rebuilt.new
+    again = open_side(b.root, b.sync.replay_marker.parent, b.author)  # the restart
+    with again.tree.locked():
+        pass
+    assert head(b.root) == head(bare, "main") == rebuilt.new
+    assert not again.sync.unpushed()
+    assert again.sync.exchange().state == "pushed"
+    assert git(bare, "log", "--format=%s", "main").count("b: new p2") == 1
+    assert_clean(again)
+
+
+def test_no_rebuild_where_paths_overlap(tmp_path: Path) -> None:
+    """Both sides changed one file: nothing is rebuilt nor pushed early; the lead
+    integrates under the write lock (git's key-level merge) and pushes after."""
+    bare, (a, b) = make_sides(tmp_path)
+    write(a, "notes/p0.yaml", "k1: a\n", "a: edit p0")
+    assert a.sync.exchange(fetch=False).state == "pushed"
+    write(b, "notes/p0.yaml", "k2: b\n", "b: edit p0")
+    assert b.sync._rebuild(b.sync._fetch(time.monotonic() + 30)) is None
+    assert not b.sync.replay_marker.exists()
+    with b.sync.group.leading():
+        assert b.sync._lead(time.monotonic() + 30).state == "pushed"
+    assert head(bare, "main") == head(b.root)
+    assert keys(git(bare, "show", "main:notes/p0.yaml")) == {"k0": "start", "k1": "a", "k2": "b"}
+
+
+def queued_write(side, path: str, bare: Path, message: str) -> int:
+    """A write of `side` answered "queued": the remote is out of reach meanwhile."""
+    hidden = bare.with_name("away.git")
+    bare.rename(hidden)
+    try:
+        with side.tree.locked():
+            side.tree.apply({path: "k: v\n"}, message, side.author)
+            side.sync.on_commit()
+        side.sync.settle()
+    finally:
+        hidden.rename(bare)
+    assert side.sync.take_outcome() == "queued"
+    return side.sync.group.made()
+
+
+def test_queued_write_carried_by_a_later_push_costs_the_retry_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sync, "QUEUED_GRACE_SECONDS", 0.0)
+    bare, (a, _b) = make_sides(tmp_path)
+    queued_write(a, "notes/q1.yaml", bare, "a: queued")
+    with a.tree.locked():
+        a.tree.apply({"notes/q2.yaml": "k: v\n"}, "a: next", a.author)
+        a.sync.on_commit()
+    a.sync.settle()
+    assert a.sync.take_outcome() == "pushed"  # its push carried the queued commit too
+    started = spawned(monkeypatch)
+    assert a.sync.retry_queued() is None
+    assert started == []  # nothing fetched, nothing pushed
+    assert head(bare, "main") == head(a.root)
+
+
+def test_queued_write_is_pushed_by_the_retry_as_a_write_would(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sync, "QUEUED_GRACE_SECONDS", 0.0)
+    bare, (a, b) = make_sides(tmp_path)
+    queued_write(a, "notes/q1.yaml", bare, "a: queued")
+    write(b, "notes/p2.yaml", "k2: b\n", "b: new p2")
+    assert b.sync.exchange(fetch=False).state == "pushed"  # a's retry loses a race
+    result = a.sync.retry_queued()
+    assert result is not None and result.state == "pushed"
+    assert a.sync.group.marks()["pushed"] == a.sync.group.made()
+    assert git(bare, "log", "--format=%s", "main").split("\n")[:2] == [
+        "a: queued", "b: new p2"]
+    assert head(bare, "main") == head(a.root) and replay.on_branch(a.tree.git_dir) == "main"
+    assert_clean(a)
+
+
+def test_queue_mode_retry_exchanges_at_once(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """`queue` mode: no write pushes, so the retry is an exchange, without the grace."""
+    monkeypatch.setattr(sync, "QUEUED_GRACE_SECONDS", 30.0)
+    bare, (a, _b) = make_sides(tmp_path)
+    object.__setattr__(a.sync.settings, "push", "queue")
+    with a.tree.locked():
+        a.tree.apply({"notes/q1.yaml": "k: v\n"}, "a: queued", a.author)
+        a.sync.on_commit()
+    a.sync.settle()
+    started = time.monotonic()
+    result = a.sync.retry_queued()
+    assert result is not None and result.state == "pushed"
+    assert time.monotonic() - started < 10
+    assert head(bare, "main") == head(a.root)
