@@ -7,14 +7,18 @@ repository, reached by path (git pushes) or over git:// (libgit2)."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
 import pytest
 from conftest import git
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_netfast_push import spawned
 from test_replay import assert_clean, head, keys, make_sides, open_side, write
 
+from calendar_app.store import gitfast
 from calendar_app.sync import replay, sync
 from calendar_app.sync.sync import RemoteSync
 
@@ -178,3 +182,44 @@ def test_queue_mode_retry_exchanges_at_once(tmp_path: Path,
     assert result is not None and result.state == "pushed"
     assert time.monotonic() - started < 10
     assert head(bare, "main") == head(a.root)
+
+
+# A few paths where files and folders trade places (d, d/e: a file here, a folder there).
+PATHS = ["a", "d", "d/b", "d/e", "d/e/c", "x/y/z"]
+
+
+def valid_tree(files: dict[str, str]) -> dict[str, str]:
+    """The files that can stand together: none where another one needs a folder."""
+    kept: dict[str, str] = {}
+    for path in sorted(files, key=len, reverse=True):
+        if not any(other.startswith(f"{path}/") or path.startswith(f"{other}/")
+                   for other in kept):
+            kept[path] = files[path]
+    return kept
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.dictionaries(st.sampled_from(PATHS), st.sampled_from(["1\n", "2\n"])),
+                min_size=2, max_size=5))
+def test_rebuilt_trees_are_the_commits_trees(tmp_path_factory, states) -> None:
+    """Each commit's tree made again from its parent's with its changes alone (the
+    folders on their way, gitfast.tree_with; an index where it answers None) is the
+    commit's own tree, byte for byte."""
+    import pygit2
+
+    repo = pygit2.init_repository(str(tmp_path_factory.mktemp("trees")), bare=True)
+    trees = []
+    for files in map(valid_tree, states):
+        index = pygit2.Index()
+        for path, text in files.items():
+            index.add(pygit2.IndexEntry(path, repo.create_blob(text.encode()),
+                                        pygit2.GIT_FILEMODE_BLOB))
+        trees.append(repo[index.write_tree(repo)])
+    for old, new in itertools.pairwise(trees):
+        changes = replay._changes(repo, old, new)
+        fast = gitfast.tree_with(repo, old, changes)
+        assert fast is None or fast == new.id
+        if None not in changes.values():  # files added or changed: no index needed
+            assert fast == new.id or any(p.startswith(f"{q}/") for p in changes for q in PATHS)
+        assert replay._tree_by_index(pygit2, repo, old.id, changes) == new.id
