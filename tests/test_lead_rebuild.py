@@ -223,3 +223,33 @@ def test_rebuilt_trees_are_the_commits_trees(tmp_path_factory, states) -> None:
         if None not in changes.values():  # files added or changed: no index needed
             assert fast == new.id or any(p.startswith(f"{q}/") for p in changes for q in PATHS)
         assert replay._tree_by_index(pygit2, repo, old.id, changes) == new.id
+
+
+def test_a_lead_that_lost_every_race_gives_up_only_for_its_own_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each of b's pushes is beaten by one of a's: after MAX_ROUNDS the leading write
+    answers "queued"; a writer whose commit it carried leads again and is pushed."""
+    monkeypatch.setattr(sync, "MAX_ROUNDS", 2)
+    bare, (a, b) = make_sides(tmp_path)
+    for n in (1, 2):
+        with b.tree.locked():
+            b.tree.apply({f"notes/b{n}.yaml": "k: v\n"}, f"b: new b{n}", b.author)
+            b.sync.on_commit()
+    real_push, beaten = RemoteSync._push, []
+
+    def push(self, deadline, head=""):
+        if self is b.sync and len(beaten) < sync.MAX_ROUNDS:  # a pushes first
+            write(a, f"notes/a{len(beaten)}.yaml", "k: v\n", f"a: new a{len(beaten)}")
+            assert a.sync.exchange(fetch=False).state == "pushed"
+            beaten.append(1)
+        return real_push(self, deadline, head)
+
+    monkeypatch.setattr(RemoteSync, "_push", push)
+    with b.sync.group.leading():
+        result = b.sync._lead(time.monotonic() + 30, own=1)
+    assert result.state == "queued" and "moved on during each of 2" in result.error
+    assert b.sync.group.marks() == {"pushed": 0, "failed": 1}
+    assert b.sync.await_push(2) == "pushed"  # the second writer's own push
+    assert b.sync.group.marks()["pushed"] == 2
+    assert git(bare, "log", "--format=%s", "main").split("\n")[:4] == [
+        "b: new b2", "b: new b1", "a: new a1", "a: new a0"]

@@ -216,8 +216,7 @@ class RemoteSync:
             return self.exchange()
         if self._stopping.wait(QUEUED_GRACE_SECONDS):
             return None
-        with self._queued_lock:
-            upto = self._queued_upto
+        upto = self._queued_upto  # raised under its lock; read whole
         with self.group.leading():
             if self.group.marks()["pushed"] >= upto:
                 return None
@@ -232,12 +231,13 @@ class RemoteSync:
                 return "pushed"
             if marks["failed"] >= number or read_state(self.state_path).get("stalled"):
                 return "queued"
-            return self._lead(time.monotonic() + self.settings.timeout).state
+            return self._lead(time.monotonic() + self.settings.timeout, number).state
 
-    def _lead(self, deadline: float) -> SyncResult:
+    def _lead(self, deadline: float, own: int = 0) -> SyncResult:
         """Push the branch head for everyone queued, the push lock held. Refused: fetch,
-        push our commits rebuilt on it, then integrate (the write lock held only for
-        that; or first, where they cannot be rebuilt). Writes go on meanwhile."""
+        push our commits rebuilt on it, then integrate (the write lock only for that; or
+        first, where they cannot be rebuilt). Writes go on meanwhile. `own`: the leading
+        write's number (0: none), the only one to answer "queued" if every race is lost."""
         covered = self.group.made()  # before the head: every commit counted is in it
         changed: set[str] = set()
         rebuilt: replay.Replayed | None = None  # pushed instead of the branch's head
@@ -260,9 +260,10 @@ class RemoteSync:
                     self._set_ref(self.upstream, fetched, "fetched")
                     changed |= self._integrate(previous)
                     covered = self.group.made()
-            else:
-                raise SyncError(f"the remote branch moved on during each of {MAX_ROUNDS} "
-                                "pushes; trying again later")
+            else:  # lost every race: `own` gives up, the writers behind lead again
+                lost_all = SyncError(f"the remote branch moved on during each of "
+                                     f"{MAX_ROUNDS} pushes; trying again later")
+                return self._failed(lost_all, changed, own or covered)
         except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
             return self._failed(exc, changed, covered)
         self._save_state(error="", pushed=True, upstream=head)
@@ -354,8 +355,7 @@ class RemoteSync:
         return head
 
     def _rebuild(self, fetched: str) -> replay.Replayed | None:
-        """Our unpushed commits rebuilt on the fetched head without the write lock
-        (replay.rebuild); None where `_integrate` must run first (as for a rewrite)."""
+        """Our commits rebuilt on `fetched` unlocked (replay.rebuild); None: integrate."""
         git_dir, root = self.tree.git_dir, self.tree.git_root
         if git_dir is None or root is None or self.tree.blocking_state() \
                 or replay.on_branch(git_dir) != self.branch \
