@@ -19,12 +19,12 @@ Pushing runs under the push lock (one pusher per clone); integrating under the p
 lock and then the content tree's write lock (always in this order), so no interface
 write (in any worker process) happens during a rebase, and one process integrates at a
 time. A push that does not integrate holds only the push lock: writes go on meanwhile.
-A write's push that is refused (`_lead`) fetches, pushes our commits rebuilt on the
-remote's head (replay.rebuild), then takes the write lock to move the branch onto them;
-else it integrates under the write lock first; never for the fetch or the push. Fetching holds neither: the write lock is held for
-network I/O only while an exchange (webhook, polling, the background thread) fetches
-again after a refused push, and every network call of one exchange together gets
-`SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
+A refused write's push (`_lead`) fetches, pushes our commits rebuilt on that head
+(replay.rebuild), and only then takes the write lock, to move the branch there (or to
+integrate first, where they cannot be rebuilt). Fetching holds neither: the write lock
+is held for network I/O only while an exchange (webhook, polling, the background
+thread) fetches again after a refused push, and every network call of one exchange
+together gets `SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
 in time is killed with its process group and marks the remote stalled (shared state):
 writes then answer "queued" at once, without trying, until an exchange from the
 background thread gets through again.
