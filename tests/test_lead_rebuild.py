@@ -20,6 +20,7 @@ from test_replay import assert_clean, head, keys, make_sides, open_side, write
 
 from calendar_app.store import gitfast
 from calendar_app.sync import replay, sync
+from calendar_app.sync.settings import SyncSettings
 from calendar_app.sync.sync import RemoteSync
 
 
@@ -172,7 +173,8 @@ def test_queue_mode_retry_exchanges_at_once(tmp_path: Path,
     """`queue` mode: no write pushes, so the retry is an exchange, without the grace."""
     monkeypatch.setattr(sync, "QUEUED_GRACE_SECONDS", 30.0)
     bare, (a, _b) = make_sides(tmp_path)
-    object.__setattr__(a.sync.settings, "push", "queue")
+    a.sync = RemoteSync(a.tree, SyncSettings(remote="origin", push="queue", timeout=60),
+                        "origin", a.sync.state_path.parent)
     with a.tree.locked():
         a.tree.apply({"notes/q1.yaml": "k: v\n"}, "a: queued", a.author)
         a.sync.on_commit()
