@@ -124,3 +124,31 @@ def test_git_checkout_of_another_branch(watched) -> None:
     cal.index.flush()
     assert [e["id"] for e in client.get(BASE + "/events?search=bulk").get_json()[
         "events"]] == []
+
+
+def test_reads_in_the_tree_reach_the_watcher_not_at_all(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only changes are asked of the OS: the catalog, the builder and git reading files
+    cost the watchdog threads nothing (each read was two events in every worker). A
+    write after the reads is seen, and its events come after theirs would have."""
+    from calendar_app.catalog import watcher as watching
+
+    (tmp_path / "events").mkdir()
+    record = tmp_path / "events" / "gig.yaml"
+    record.write_text("id: 150\n")
+    seen: list[str] = []
+    handle = watching._Handler.on_any_event
+    monkeypatch.setattr(watching._Handler, "on_any_event",
+                        lambda self, event: seen.append(event.event_type) or handle(self, event))
+    batches: list[set[str]] = []
+    follower = watching.Watcher(tmp_path, lambda paths, _rescan: batches.append(paths),
+                                ["events"], quiet=0.02)
+    follower.start()  # its watches are in place when it returns
+    try:
+        for _ in range(20):
+            record.read_bytes()
+        record.write_text("id: 150\ntitle: Gig\n")
+        assert eventually(lambda: any("events/gig.yaml" in b for b in batches), timeout=5)
+        assert seen and not {"opened", "closed_no_write"} & set(seen), seen
+    finally:
+        follower.stop()

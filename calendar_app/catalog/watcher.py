@@ -23,7 +23,21 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirAttribEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirModifiedEvent,
+    DirMovedEvent,
+    FileAttribEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
 from ..model.resources import RESOURCES
@@ -35,8 +49,12 @@ log = logging.getLogger(__name__)
 # subfolders, the root: `calendar.yaml`, record folders made or removed). Never
 # `.git/` (every commit would fire events) nor a cache folder kept in the tree.
 CONTENT_FOLDERS = tuple(RESOURCES)
-# Events that are not changes: reading a file (the builder's own reads among them).
-_NOT_CHANGES = ("opened", "closed_no_write")
+# The events asked for: every change, not the reads (opened, closed without writing),
+# asked of the OS itself where it can (inotify's mask): each file the catalog, the
+# builder or git read in the tree cost two events in each worker's watchdog threads.
+_CHANGES = [FileCreatedEvent, DirCreatedEvent, FileModifiedEvent, DirModifiedEvent,
+            FileAttribEvent, DirAttribEvent, FileDeletedEvent, DirDeletedEvent,
+            FileMovedEvent, DirMovedEvent, FileClosedEvent]
 
 # on_batch(relpaths, rescan): rescan when a directory moved or vanished.
 BatchHandler = Callable[[set[str], bool], None]
@@ -114,8 +132,6 @@ class _Handler(FileSystemEventHandler):
         self.watcher = watcher
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in _NOT_CHANGES:
-            return
         paths = [event.src_path, getattr(event, "dest_path", "") or ""]
         self.watcher.notice([os.fsdecode(p) for p in paths if p],
                             bool(event.is_directory) and event.event_type != "modified")
@@ -175,14 +191,16 @@ class Watcher:
         old = self._watches.pop(folder, None)
         if old is not None:
             observer.unschedule(old)
-        self._watches[folder] = observer.schedule(_Handler(self), path, recursive=True)
+        self._watches[folder] = observer.schedule(_Handler(self), path, recursive=True,
+                                                  event_filter=_CHANGES)
 
     def start(self) -> None:
         if self._observer is not None:
             return
         self._stop = False
         self._observer = Observer()
-        self._observer.schedule(_Handler(self), self.root, recursive=self.folders is None)
+        self._observer.schedule(_Handler(self), self.root, recursive=self.folders is None,
+                                event_filter=_CHANGES)
         self._observer.daemon = True
         self._observer.start()
         for folder in self.folders or ():
