@@ -70,7 +70,7 @@ RESERVE_STEP = 16
 LEASE_TIMEOUT = NETWORK_TIMEOUT
 MAX_LEASES_BYTES = 16 << 20  # ~200,000 lines: a larger file is not ours
 _ATTEMPTS = 30  # compare-and-swap rounds before giving up (each loser retries at once)
-_LOCKED_RETRIES = 50  # fetches while another git process holds the fetched ref (~1 s)
+_LOCKED_WAIT = 1.0  # seconds of fetching again while another git process holds the ref
 _LINE = re.compile(r"([!-~]{1,200}) ([1-9][0-9]{0,15}) ([1-9][0-9]{0,15}) "
                    r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)")
 
@@ -317,12 +317,14 @@ class IdLeases:
         """The remote's leases commit (None when there is none yet) and its leases,
         checked against what this clone leased there before (`seen`)."""
         seen = max(state.get("seen", 0), state.get("last", 0))
-        for _ in range(_LOCKED_RETRIES):
+        locked_until = time.monotonic() + _LOCKED_WAIT
+        while True:
             proc = self._network(deadline, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
                                  "--refmap=", self.remote, f"+{LEASES_REF}:{FETCHED_REF}")
             # Our lock file does not bind a git child that outlived its process (a worker
             # killed mid-fetch): its ref update ends within moments, then ours goes through.
-            if proc.returncode == 0 or "cannot lock ref" not in proc.stderr:
+            if proc.returncode == 0 or "cannot lock ref" not in proc.stderr \
+                    or time.monotonic() > locked_until:
                 break
             time.sleep(0.02)
         if proc.returncode != 0:
