@@ -33,6 +33,7 @@ of 10 at the same time (compare-and-swap rounds per lease). Run by hand, never b
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import itertools
 import multiprocessing
@@ -337,6 +338,8 @@ def main() -> int:
                         help="count the git processes per write (git's trace2 files)")
     args = parser.parse_args()
     root = args.root or Path(tempfile.mkdtemp(prefix="multi-instance-bench-"))
+    if args.root is None:  # a scratch folder (clones, a remote, traces) per run: not kept
+        atexit.register(shutil.rmtree, root, True)
     if args.count_git:  # inherited by the daemon, the servers and their git processes
         os.environ[TRACE_ENV] = str(root / "git-trace2")
         os.makedirs(os.environ[TRACE_ENV], exist_ok=True)
