@@ -71,11 +71,7 @@ def run(items: Sequence[T], render: Callable[[T], R], place: Callable[[T, int], 
             except BaseException:  # noqa: BLE001 (the parent re-raises it)
                 payload = ("error", traceback.format_exc(), None)
                 status = 1
-            try:
-                with os.fdopen(write_end, "wb") as fh:
-                    pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            finally:
-                os._exit(status)
+            _report_and_exit(write_end, payload, status)
         os.close(write_end)
         children.append((pid, read_end))
     for i in shares[0]:
@@ -129,11 +125,7 @@ def start(work: Callable[[Callable[[], bool]], R]) -> Callable[[], R | None]:
             payload: Any = ("ok", work(stopped))
         except BaseException:  # noqa: BLE001 (the parent goes on without the value)
             payload, status = ("error", None), 1
-        try:
-            with os.fdopen(write_end, "wb") as fh:
-                pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        finally:
-            os._exit(status)
+        _report_and_exit(write_end, payload, status)
     os.close(write_end)
     os.close(stop_read)
 
@@ -189,3 +181,13 @@ def run_pulled(items: Sequence[T], render: Callable[[T], R], workers: int = 1,
         if k:
             step(len(part))
     return results
+
+
+def _report_and_exit(write_end: int, payload: Any, status: int) -> None:
+    """A forked child's last act: its payload down the pipe to the parent, then out
+    without the parent's cleanup (atexit handlers, buffers it inherited)."""
+    try:
+        with os.fdopen(write_end, "wb") as fh:
+            pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        os._exit(status)
