@@ -8,7 +8,6 @@ repository, reached by path (git pushes) or over git:// (libgit2)."""
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from pathlib import Path
 
@@ -256,52 +255,3 @@ def test_a_lead_that_lost_every_race_gives_up_only_for_its_own_write(
     assert b.sync.group.marks()["pushed"] == 2
     assert git(bare, "log", "--format=%s", "main").split("\n")[:4] == [
         "b: new b2", "b: new b1", "a: new a1", "a: new a0"]
-
-
-def test_a_marker_written_while_a_writer_finishes_the_last_one_survives(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A rebuild holds only the push lock: its marker may be written while a writer's
-    write lock finishes the previous one. That finish moves the branch for the marker it
-    read and leaves the new one for the next lock; deleting it would leave the pushed
-    rebuild for git's rebase to find."""
-    _bare, _a, b = lost_race(tmp_path)
-    first = b.sync._rebuild(b.sync._fetch(time.monotonic() + 30))
-    assert first is not None
-    marker = b.sync.replay_marker
-    # The next rebuild's marker, as it lands mid-finish: made from where the branch was.
-    second = json.dumps({"ref": "refs/heads/main", "old": first.old, "new": first.new,
-                         "paths": []})
-    real_loads = replay.json.loads
-
-    class RebuildMeanwhile:
-        @staticmethod
-        def loads(text: str):
-            if not marker.exists():
-                marker.write_text(second)
-            return real_loads(text)
-
-    monkeypatch.setattr(replay, "json", RebuildMeanwhile)
-    with b.tree.locked():
-        pass
-    assert head(b.root) == first.new  # the first marker's move
-    assert marker.read_text() == second  # the second one waits for the next lock
-    monkeypatch.undo()
-    with b.tree.locked():
-        pass
-    assert head(b.root) == first.new  # the branch is not at its `old`: nothing moves
-    assert not replay.pending(marker)
-
-
-def test_a_claimed_marker_left_by_a_crash_is_finished_at_the_next_lock(
-        tmp_path: Path) -> None:
-    _bare, _a, b = lost_race(tmp_path)
-    rebuilt = b.sync._rebuild(b.sync._fetch(time.monotonic() + 30))
-    assert rebuilt is not None
-    marker = b.sync.replay_marker
-    marker.rename(marker.with_name(marker.name + ".finishing"))  # claimed, then killed
-    assert replay.pending(marker)
-    again = open_side(b.root, marker.parent, b.author)  # the restart
-    with again.tree.locked():
-        pass
-    assert head(b.root) == rebuilt.new
-    assert not replay.pending(marker)

@@ -202,38 +202,16 @@ def _tree_by_index(pygit2: object, repo: object, tree: object, changes: dict) ->
 
 
 def finish(git_dir: Path, marker: Path) -> set[str]:
-    """Complete a replay a crash cut short, or a rebuild's move (the write lock held):
-    the branch moves to the replayed head if it is still at the old one, and the
-    marked paths are checked out as the branch has them. The repository paths checked
-    out (none: no marker). The marker is claimed (renamed) before it is read: a rebuild
-    holds only the push lock and may write the next marker meanwhile, which must
-    outlive this one's finish; a claim a crash left is completed first."""
-    claimed = _claimed(marker)
-    paths = _finish_claimed(git_dir, claimed) if claimed.exists() else set()
+    """Complete a replay a crash cut short (the write lock held): the branch moves to
+    the replayed head if it is still at the old one, and the marked paths are checked
+    out as the branch has them. The repository paths checked out (none: no marker)."""
     try:
-        os.replace(marker, claimed)
-    except FileNotFoundError:
-        return paths
-    return paths | _finish_claimed(git_dir, claimed)
-
-
-def pending(marker: Path) -> bool:
-    """Whether `finish` has anything to do."""
-    return marker.exists() or _claimed(marker).exists()
-
-
-def _claimed(marker: Path) -> Path:
-    return marker.with_name(marker.name + ".finishing")
-
-
-def _finish_claimed(git_dir: Path, claimed: Path) -> set[str]:
-    try:
-        left = json.loads(claimed.read_text())
+        left = json.loads(marker.read_text())
         paths = [str(p) for p in left["paths"]]
     except FileNotFoundError:
         return set()
     except (OSError, ValueError, KeyError, TypeError):  # a torn marker: nothing moved
-        claimed.unlink(missing_ok=True)
+        marker.unlink(missing_ok=True)
         return set()
     import pygit2
 
@@ -244,7 +222,7 @@ def _finish_claimed(git_dir: Path, claimed: Path) -> set[str]:
     if paths and ref is not None:
         repo.checkout_tree(repo[ref.target].tree, paths=paths,
                            strategy=pygit2.enums.CheckoutStrategy.FORCE)
-    claimed.unlink()
+    marker.unlink()
     return set(paths)
 
 

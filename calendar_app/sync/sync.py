@@ -434,7 +434,7 @@ class RemoteSync:
 
     def _finish_replay(self) -> None:
         """A replay a crash cut short is completed first thing under the write lock."""
-        if replay.pending(self.replay_marker) and self.tree.git_dir is not None:
+        if self.replay_marker.exists() and self.tree.git_dir is not None:
             changed = self._content_paths(replay.finish(self.tree.git_dir, self.replay_marker))
             for hook in self.integrated_hooks:
                 hook(changed)
