@@ -18,11 +18,6 @@ a work-tree file at a path the remote changed that differs from what was committ
 A crash between the checkout and the branch move would leave the remote's files in
 the work tree under our old head: a marker file (old head, new head, paths) is written
 first and `finish` completes it under the write lock before anything else happens.
-
-`rebuild` makes the same commits without the write lock and stops at the marker: a
-write's push after a lost race sends them at once, and the next holder of the write
-lock (the pusher itself, a writer, or the first after a crash) finishes the marker,
-moving the branch onto them if it is still where they were built from.
 """
 
 from __future__ import annotations
@@ -51,34 +46,19 @@ def replay(git_dir: Path, git_root: Path, branch: str, target: str,
            marker: Path) -> Replayed | None:
     """Put the local branch's commits that `target` lacks on top of `target`; None when
     git must (see the module). Called with the write lock held."""
-    return _run(git_dir, git_root, branch, target, marker, apply=True)
-
-
-def rebuild(git_dir: Path, git_root: Path, branch: str, target: str,
-            marker: Path) -> Replayed | None:
-    """As `replay`, without the write lock and without touching the branch or the work
-    tree: our commits rebuilt on `target` as objects (`new`, to push at once), and the
-    marker written, so the next holder of the write lock (`finish`) moves the branch
-    there, if it is still at `old`, and checks the remote's paths out. None when git
-    must integrate (as `replay`)."""
-    return _run(git_dir, git_root, branch, target, marker, apply=False)
-
-
-def _run(git_dir: Path, git_root: Path, branch: str, target: str, marker: Path,
-         apply: bool) -> Replayed | None:
     if not gitfast.plain_repository(git_dir, git_root, os.environ):
         return None
     import pygit2
 
     try:
         repo = pygit2.Repository(str(git_dir))
-        return _replay(pygit2, repo, f"refs/heads/{branch}", target, marker, apply)
+        return _replay(pygit2, repo, f"refs/heads/{branch}", target, marker)
     except (pygit2.GitError, KeyError, ValueError, OSError):
         return None
 
 
 def _replay(pygit2: object, repo: object, ref_name: str, target_hex: str,
-            marker: Path, apply: bool = True) -> Replayed | None:
+            marker: Path) -> Replayed | None:
     head_ref = repo.references.get(ref_name)  # type: ignore[attr-defined]
     if head_ref is None or repo.head_is_detached or repo.head.name != ref_name:  # type: ignore
         return None
@@ -100,8 +80,6 @@ def _replay(pygit2: object, repo: object, ref_name: str, target_hex: str,
     paths = sorted(theirs)
     atomic.replace_text(marker, json.dumps({"ref": ref_name, "old": str(head),
                                             "new": str(new), "paths": paths}))
-    if not apply:
-        return Replayed(str(head), str(new), frozenset(paths))
     if paths:
         repo.checkout_tree(repo[new].tree, paths=paths,  # type: ignore[attr-defined,index]
                            strategy=pygit2.enums.CheckoutStrategy.FORCE)  # type: ignore
@@ -173,32 +151,21 @@ def _clean(pygit2: object, repo: object, paths: dict) -> bool:
 
 
 def _build(pygit2: object, repo: object, target: object, ours: list) -> object:
-    """Our commits again on `target`, one by one; the newest one's id. Each tree is the
-    previous one with the commit's paths changed, built from the folders on their way
-    (gitfast.tree_with): a whole index written per commit cost ~4 ms each at a few
-    hundred files, and a starved instance rebuilds a dozen commits per lost race."""
-    tree, parent = target.tree.id, target.id  # type: ignore[attr-defined]
+    """Our commits again on `target`, one by one; the newest one's id."""
+    index = pygit2.Index()  # type: ignore[attr-defined]
+    index.read_tree(target.tree)  # type: ignore[attr-defined]
+    parent = target.id  # type: ignore[attr-defined]
     for commit, changes in ours:
-        tree = gitfast.tree_with(repo, repo[tree], changes) \
-            or _tree_by_index(pygit2, repo, tree, changes)  # type: ignore[index]
+        for path, change in changes.items():
+            if change is None:
+                index.remove(path)
+            else:
+                index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=change[0]),  # type: ignore
+                                            change[1]))
         committer = pygit2.Signature(commit.committer.name, commit.committer.email)  # type: ignore
         parent = repo.create_commit(None, commit.author, committer,  # type: ignore
-                                    commit.raw_message, tree, [parent])
+                                    commit.raw_message, index.write_tree(repo), [parent])
     return parent
-
-
-def _tree_by_index(pygit2: object, repo: object, tree: object, changes: dict) -> object:
-    """`tree` with `changes` applied through a whole index (a file becoming a folder:
-    what goes is removed before what comes is added)."""
-    index = pygit2.Index()  # type: ignore[attr-defined]
-    index.read_tree(repo[tree])  # type: ignore[index]
-    for path, change in sorted(changes.items(), key=lambda item: item[1] is not None):
-        if change is None:
-            index.remove(path)
-        else:
-            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=change[0]),  # type: ignore
-                                        change[1]))
-    return index.write_tree(repo)
 
 
 def finish(git_dir: Path, marker: Path) -> set[str]:
@@ -242,23 +209,6 @@ def rewritten(git_dir: Path | None, known: str, target: str) -> bool | None:
         return not repo.descendant_of(target, known)
     except (pygit2.GitError, KeyError, ValueError):
         return None
-
-
-def holds(git_dir: Path | None, ref: str, commit: str) -> bool:
-    """Whether `ref` is at `commit` or a descendant of it (False when unsure)."""
-    if git_dir is None:
-        return False
-    import pygit2
-
-    try:
-        repo = pygit2.Repository(str(git_dir))
-        found = repo.references.get(ref)
-        if found is None:
-            return False
-        tip = found.resolve().target
-        return str(tip) == commit or repo.descendant_of(tip, pygit2.Oid(hex=commit))
-    except (pygit2.GitError, KeyError, ValueError):
-        return False
 
 
 def on_branch(git_dir: Path | None) -> str | None:

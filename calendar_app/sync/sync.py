@@ -19,12 +19,12 @@ Pushing runs under the push lock (one pusher per clone); integrating under the p
 lock and then the content tree's write lock (always in this order), so no interface
 write (in any worker process) happens during a rebase, and one process integrates at a
 time. A push that does not integrate holds only the push lock: writes go on meanwhile.
-A refused write's push (`_lead`) fetches, pushes our commits rebuilt on that head
-(replay.rebuild), and only then takes the write lock, to move the branch there (or to
-integrate first, where they cannot be rebuilt). Fetching holds neither: the write lock
-is held for network I/O only while an exchange (webhook, polling, the background
-thread) fetches again after a refused push, and every network call of one exchange
-together gets `SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
+A write's push that is refused (`_lead`) takes the write lock only to integrate (an
+in-process replay when no path overlaps, replay.py; else git's rebase), never for
+the fetch or the push again. Fetching holds neither: the write lock is held for
+network I/O only while an exchange (webhook, polling, the background thread) fetches
+again after a refused push, and every network call of one exchange together gets
+`SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
 in time is killed with its process group and marks the remote stalled (shared state):
 writes then answer "queued" at once, without trying, until an exchange from the
 background thread gets through again.
@@ -62,9 +62,6 @@ log = logging.getLogger(__name__)
 
 MAX_ROUNDS = 5  # push refused, fetch, rebase, push again: give up (queued) after this
 RETRY_SECONDS = 10.0  # a failed exchange is tried again this soon, polling or not
-# The exchange thread's wait before retrying writes answered "queued" (`wait` mode): the
-# next write's push may carry them (bench/RESULTS.md, writes9).
-QUEUED_GRACE_SECONDS = 0.5
 AUTHOR = "calendar-app <calendar-app@localhost>"
 # git's words for a push refused because the remote branch moved on. Two pushes that
 # arrive together at one server: the second one's ref update finds the ref already moved
@@ -108,10 +105,7 @@ class RemoteSync:
         self._local = threading.local()
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
-        self._stopping = threading.Event()
-        # The highest number of this process's commits answered "queued"; writers raise it.
-        self._queued_upto = 0
-        self._queued_lock = threading.Lock()
+        self._stopping = False
         self._pid = 0
         self.caught_up = threading.Event()  # set once this process's first exchange is done
 
@@ -159,12 +153,12 @@ class RemoteSync:
         self._pid = os.getpid()
         self._wake = threading.Event()
         self.caught_up = threading.Event()
-        self._stopping = threading.Event()
+        self._stopping = False
         self._thread = threading.Thread(target=self._loop, name="calendar-sync", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        self._stopping.set()
+        self._stopping = True
         self._wake.set()
         if self._thread is not None and self._pid == os.getpid():
             self._thread.join(timeout=self.settings.timeout + 5)
@@ -173,20 +167,17 @@ class RemoteSync:
     def _loop(self) -> None:
         delay: float | None = 0.0
         while True:
-            woken = self._wake.wait(delay)
-            if self._stopping.is_set():
+            self._wake.wait(delay)
+            if self._stopping:
                 return
             self._wake.clear()
-            # Woken by a queued write; the first exchange pushes what a crash left.
-            result = self.retry_queued() if woken and self.caught_up.is_set() \
-                else self.exchange()
-            if result is None:
-                continue
+            result = self.exchange()
             self.caught_up.set()
             delay = self.settings.poll or None
             if result.state == "queued":
                 delay = min(delay or RETRY_SECONDS, RETRY_SECONDS)
 
+    # -- writes --------------------------------------------------------------------
     def on_commit(self) -> None:
         """After each interface commit, the write lock held: number it (no more here,
         every writer waits for this lock)."""
@@ -205,22 +196,7 @@ class RemoteSync:
         if self.settings.push == "wait" and not read_state(self.state_path).get("stalled"):
             self._local.outcome = self.await_push(number)
         if self._local.outcome == "queued":
-            with self._queued_lock:
-                self._queued_upto = max(self._queued_upto, number)
             self._wake.set()  # the exchange thread retries until the remote takes it
-
-    def retry_queued(self) -> SyncResult | None:
-        """After writes answered "queued", in `wait` mode: a write's push (`_lead`) after
-        QUEUED_GRACE_SECONDS, or None if a later push carried them (or stopping)."""
-        if self.settings.push != "wait":
-            return self.exchange()
-        if self._stopping.wait(QUEUED_GRACE_SECONDS):
-            return None
-        upto = self._queued_upto  # raised under its lock; read whole
-        with self.group.leading():
-            if self.group.marks()["pushed"] >= upto:
-                return None
-            return self._lead(time.monotonic() + self.settings.timeout)
 
     def await_push(self, number: int) -> str:
         """"pushed" once commit `number` is on the remote, "queued" if the push covering
@@ -231,39 +207,29 @@ class RemoteSync:
                 return "pushed"
             if marks["failed"] >= number or read_state(self.state_path).get("stalled"):
                 return "queued"
-            return self._lead(time.monotonic() + self.settings.timeout, number).state
+            return self._lead(time.monotonic() + self.settings.timeout).state
 
-    def _lead(self, deadline: float, own: int = 0) -> SyncResult:
-        """Push the branch head for everyone queued, the push lock held. Refused: fetch,
-        push our commits rebuilt on it, then integrate (the write lock only for that; or
-        first, where they cannot be rebuilt). Writes go on meanwhile. `own`: the leading
-        write's number (0: none), the only one to answer "queued" if every race is lost."""
+    def _lead(self, deadline: float) -> SyncResult:
+        """Push the branch head for everyone queued, the push lock held. Refused: fetch
+        and integrate (the write lock held only for integrating), push again. Writes
+        go on during every push and fetch and join the next push."""
         covered = self.group.made()  # before the head: every commit counted is in it
         changed: set[str] = set()
-        rebuilt: replay.Replayed | None = None  # pushed instead of the branch's head
         try:
             for lost in range(1, MAX_ROUNDS + 1):
-                head = self._push(deadline, rebuilt.new if rebuilt else "")
+                head = self._push(deadline)
                 if head:
-                    if rebuilt:
-                        changed |= self._integrate_pushed(rebuilt)
                     break
                 pushgroup.back_off(lost, deadline)  # another instance won: let it go first
                 fetched = self._fetch(deadline, fast=True)  # refused: someone pushed first
-                made = self.group.made()  # before the rebuild reads the branch
-                rebuilt = self._rebuild(fetched)
-                if rebuilt:
-                    covered = made
-                    continue
                 with self.tree.locked():
                     previous = self._rev(self.upstream)
                     self._set_ref(self.upstream, fetched, "fetched")
                     changed |= self._integrate(previous)
                     covered = self.group.made()
-            else:  # lost every race: `own` gives up, the writers behind lead again
-                lost_all = SyncError(f"the remote branch moved on during each of "
-                                     f"{MAX_ROUNDS} pushes; trying again later")
-                return self._failed(lost_all, changed, own or covered)
+            else:
+                raise SyncError(f"the remote branch moved on during each of {MAX_ROUNDS} "
+                                "pushes; trying again later")
         except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
             return self._failed(exc, changed, covered)
         self._save_state(error="", pushed=True, upstream=head)
@@ -354,29 +320,10 @@ class RemoteSync:
             self.git("update-ref", "-d", ref)
         return head
 
-    def _rebuild(self, fetched: str) -> replay.Replayed | None:
-        """Our commits rebuilt on `fetched` unlocked (replay.rebuild); None: integrate."""
-        git_dir, root = self.tree.git_dir, self.tree.git_root
-        if git_dir is None or root is None or self.tree.blocking_state() \
-                or replay.on_branch(git_dir) != self.branch \
-                or replay.rewritten(git_dir, read_state(self.state_path).get("upstream", ""),
-                                    fetched) is not False:
-            return None
-        return replay.rebuild(git_dir, root, self.branch, fetched, self.replay_marker)
-
-    def _integrate_pushed(self, rebuilt: replay.Replayed) -> set[str]:
-        """The branch moved onto the pushed rebuild under the write lock (its hook,
-        replay.finish; else `_integrate`); the content-relative paths changed."""
-        with self.tree.locked():
-            if replay.holds(self.tree.git_dir, f"refs/heads/{self.branch}", rebuilt.new):
-                self._save_state(integrated=True)
-                return self._content_paths(rebuilt.changed)
-            return self._integrate()
-
-    def _push(self, deadline: float, head: str = "") -> str:
-        """Push the branch (or commit `head`): the head pushed, "" when refused (the
-        remote moved on); in-process where it can be (netfast.py), else with git."""
-        head = head or self._rev(f"refs/heads/{self.branch}")
+    def _push(self, deadline: float) -> str:
+        """Push the branch: the head pushed, "" when refused (the remote moved on);
+        in-process where it can be (netfast.py), else with git."""
+        head = self._rev(f"refs/heads/{self.branch}")
         fast = netfast.push(self.tree.git_dir, self.remote, head,
                             f"refs/heads/{self.branch}", deadline)
         if fast == "refused":
