@@ -151,21 +151,32 @@ def _clean(pygit2: object, repo: object, paths: dict) -> bool:
 
 
 def _build(pygit2: object, repo: object, target: object, ours: list) -> object:
-    """Our commits again on `target`, one by one; the newest one's id."""
-    index = pygit2.Index()  # type: ignore[attr-defined]
-    index.read_tree(target.tree)  # type: ignore[attr-defined]
-    parent = target.id  # type: ignore[attr-defined]
+    """Our commits again on `target`, one by one; the newest one's id. Each tree is the
+    previous one with the commit's paths changed, built from the folders on their way
+    (gitfast.tree_with): a whole index written per commit cost ~4 ms each at a few
+    hundred files, and a clone that lost a race replays every unpushed commit."""
+    tree, parent = target.tree.id, target.id  # type: ignore[attr-defined]
     for commit, changes in ours:
-        for path, change in changes.items():
-            if change is None:
-                index.remove(path)
-            else:
-                index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=change[0]),  # type: ignore
-                                            change[1]))
+        tree = gitfast.tree_with(repo, repo[tree], changes) \
+            or _tree_by_index(pygit2, repo, tree, changes)  # type: ignore[index]
         committer = pygit2.Signature(commit.committer.name, commit.committer.email)  # type: ignore
         parent = repo.create_commit(None, commit.author, committer,  # type: ignore
-                                    commit.raw_message, index.write_tree(repo), [parent])
+                                    commit.raw_message, tree, [parent])
     return parent
+
+
+def _tree_by_index(pygit2: object, repo: object, tree: object, changes: dict) -> object:
+    """`tree` with `changes` applied through a whole index (a file becoming a folder:
+    what goes is removed before what comes is added)."""
+    index = pygit2.Index()  # type: ignore[attr-defined]
+    index.read_tree(repo[tree])  # type: ignore[index]
+    for path, change in sorted(changes.items(), key=lambda item: item[1] is not None):
+        if change is None:
+            index.remove(path)
+        else:
+            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=change[0]),  # type: ignore
+                                        change[1]))
+    return index.write_tree(repo)
 
 
 def finish(git_dir: Path, marker: Path) -> set[str]:

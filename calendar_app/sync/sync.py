@@ -62,6 +62,9 @@ log = logging.getLogger(__name__)
 
 MAX_ROUNDS = 5  # push refused, fetch, rebase, push again: give up (queued) after this
 RETRY_SECONDS = 10.0  # a failed exchange is tried again this soon, polling or not
+# The exchange thread's wait before retrying writes answered "queued" (`wait` mode): the
+# next write's push often carries them (a push holds the whole branch).
+QUEUED_GRACE_SECONDS = 0.5
 AUTHOR = "calendar-app <calendar-app@localhost>"
 # git's words for a push refused because the remote branch moved on. Two pushes that
 # arrive together at one server: the second one's ref update finds the ref already moved
@@ -105,7 +108,10 @@ class RemoteSync:
         self._local = threading.local()
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
-        self._stopping = False
+        self._stopping = threading.Event()
+        # The highest number of this process's commits answered "queued"; writers raise it.
+        self._queued_upto = 0
+        self._queued_lock = threading.Lock()
         self._pid = 0
         self.caught_up = threading.Event()  # set once this process's first exchange is done
 
@@ -153,12 +159,12 @@ class RemoteSync:
         self._pid = os.getpid()
         self._wake = threading.Event()
         self.caught_up = threading.Event()
-        self._stopping = False
+        self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="calendar-sync", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        self._stopping = True
+        self._stopping.set()
         self._wake.set()
         if self._thread is not None and self._pid == os.getpid():
             self._thread.join(timeout=self.settings.timeout + 5)
@@ -167,11 +173,15 @@ class RemoteSync:
     def _loop(self) -> None:
         delay: float | None = 0.0
         while True:
-            self._wake.wait(delay)
-            if self._stopping:
+            woken = self._wake.wait(delay)
+            if self._stopping.is_set():
                 return
             self._wake.clear()
-            result = self.exchange()
+            # Woken by a queued write; the first exchange pushes what a crash left.
+            result = self.retry_queued() if woken and self.caught_up.is_set() \
+                else self.exchange()
+            if result is None:
+                continue
             self.caught_up.set()
             delay = self.settings.poll or None
             if result.state == "queued":
@@ -196,7 +206,25 @@ class RemoteSync:
         if self.settings.push == "wait" and not read_state(self.state_path).get("stalled"):
             self._local.outcome = self.await_push(number)
         if self._local.outcome == "queued":
+            with self._queued_lock:
+                self._queued_upto = max(self._queued_upto, number)
             self._wake.set()  # the exchange thread retries until the remote takes it
+
+    def retry_queued(self) -> SyncResult | None:
+        """After writes answered "queued", in `wait` mode: a write's push (`_lead`, no
+        fetch first) after QUEUED_GRACE_SECONDS, or None if a later push carried them
+        (or stopping). An exchange woke for each queued write before: a `git fetch`
+        and rounds under the write lock, a third of three instances' CPU per write."""
+        if self.settings.push != "wait":
+            return self.exchange()
+        if self._stopping.wait(QUEUED_GRACE_SECONDS):
+            return None
+        with self._queued_lock:
+            upto = self._queued_upto
+        with self.group.leading():
+            if self.group.marks()["pushed"] >= upto:
+                return None
+            return self._lead(time.monotonic() + self.settings.timeout)
 
     def await_push(self, number: int) -> str:
         """"pushed" once commit `number` is on the remote, "queued" if the push covering
@@ -207,12 +235,14 @@ class RemoteSync:
                 return "pushed"
             if marks["failed"] >= number or read_state(self.state_path).get("stalled"):
                 return "queued"
-            return self._lead(time.monotonic() + self.settings.timeout).state
+            return self._lead(time.monotonic() + self.settings.timeout, number).state
 
-    def _lead(self, deadline: float) -> SyncResult:
+    def _lead(self, deadline: float, own: int = 0) -> SyncResult:
         """Push the branch head for everyone queued, the push lock held. Refused: fetch
         and integrate (the write lock held only for integrating), push again. Writes
-        go on during every push and fetch and join the next push."""
+        go on during every push and fetch and join the next push. `own`: the leading
+        write's number (0: none), the only one to answer "queued" if every race is lost
+        to other instances: the writers behind it lead pushes of their own."""
         covered = self.group.made()  # before the head: every commit counted is in it
         changed: set[str] = set()
         try:
@@ -228,8 +258,9 @@ class RemoteSync:
                     changed |= self._integrate(previous)
                     covered = self.group.made()
             else:
-                raise SyncError(f"the remote branch moved on during each of {MAX_ROUNDS} "
-                                "pushes; trying again later")
+                lost_all = SyncError(f"the remote branch moved on during each of "
+                                     f"{MAX_ROUNDS} pushes; trying again later")
+                return self._failed(lost_all, changed, own or covered)
         except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
             return self._failed(exc, changed, covered)
         self._save_state(error="", pushed=True, upstream=head)
