@@ -14,7 +14,7 @@ from conftest import git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_netfast_push import spawned
-from test_replay import assert_clean, head, make_sides, write
+from test_replay import assert_clean, head, keys, make_sides, open_side, write
 
 from calendar_app.store import gitfast
 from calendar_app.sync import replay, sync
@@ -140,12 +140,12 @@ def test_a_lead_that_lost_every_race_gives_up_only_for_its_own_write(
             b.sync.on_commit()
     real_push, beaten = RemoteSync._push, []
 
-    def push(self, deadline):
+    def push(self, deadline, head=""):
         if self is b.sync and len(beaten) < sync.MAX_ROUNDS:  # a pushes first
             write(a, f"notes/a{len(beaten)}.yaml", "k: v\n", f"a: new a{len(beaten)}")
             assert a.sync.exchange(fetch=False).state == "pushed"
             beaten.append(1)
-        return real_push(self, deadline)
+        return real_push(self, deadline, head)
 
     monkeypatch.setattr(RemoteSync, "_push", push)
     with b.sync.group.leading():
@@ -156,3 +156,126 @@ def test_a_lead_that_lost_every_race_gives_up_only_for_its_own_write(
     assert b.sync.group.marks()["pushed"] == 2
     assert git(bare, "log", "--format=%s", "main").split("\n")[:4] == [
         "b: new b2", "b: new b1", "a: new a1", "a: new a0"]
+
+
+def lost_race(tmp_path: Path):
+    """(bare, a, b): a pushed p1; b wrote p2, not pushed: b's next push is refused."""
+    bare, (a, b) = make_sides(tmp_path)
+    write(a, "notes/p1.yaml", "k1: a\n", "a: new p1")
+    assert a.sync.exchange(fetch=False).state == "pushed"
+    write(b, "notes/p2.yaml", "k2: b\n", "b: new p2")
+    return bare, a, b
+
+
+def test_lost_race_pushes_rebuilt_commits_before_taking_the_write_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bare, _a, b = lost_race(tmp_path)
+    events: list[str] = []
+    real_push, real_locked = RemoteSync._push, type(b.tree).locked
+
+    def push(self, deadline, head=""):
+        pushed = real_push(self, deadline, head)
+        events.append("pushed" if pushed else "refused")
+        return pushed
+
+    def locked(self):
+        events.append("write lock")
+        return real_locked(self)
+
+    monkeypatch.setattr(RemoteSync, "_push", push)
+    monkeypatch.setattr(type(b.tree), "locked", locked)
+    seen: list[set[str]] = []
+    b.sync.integrated_hooks.append(seen.append)
+    with b.sync.group.leading():
+        result = b.sync._lead(time.monotonic() + 30)
+    assert result.state == "pushed" and result.changed == {"notes/p1.yaml"}
+    # One lost race, then the rebuilt commits went out; the write lock only after them.
+    assert events == ["refused", "pushed", "write lock"]
+    assert seen == [{"notes/p1.yaml"}]  # the catalog re-reads the remote's file
+    assert head(b.root) == head(bare, "main") == head(b.root, "origin/main")
+    assert git(bare, "log", "--format=%s|%an", "main").split("\n")[:2] == [
+        "b: new p2|Bo Side", "a: new p1|Ada Side"]
+    assert (b.root / "notes" / "p1.yaml").read_text() == "k1: a\n"
+    assert not b.sync.replay_marker.exists()
+    assert_clean(b)
+
+
+def test_rebuild_touches_nothing_but_objects(tmp_path: Path) -> None:
+    _bare, _a, b = lost_race(tmp_path)
+    before = (head(b.root), git(b.root, "status", "--porcelain"),
+              (b.root / ".git" / "index").read_bytes())
+    rebuilt = b.sync._rebuild(b.sync._fetch(time.monotonic() + 30))
+    assert rebuilt is not None and rebuilt.old == before[0]
+    assert rebuilt.changed == {"notes/p1.yaml"}
+    assert (head(b.root), git(b.root, "status", "--porcelain"),
+            (b.root / ".git" / "index").read_bytes()) == before
+    assert not (b.root / "notes" / "p1.yaml").exists()
+    assert not b.sync.replay_marker.exists()
+    assert git(b.root, "log", "--format=%s", rebuilt.new).split("\n")[:3] == [
+        "b: new p2", "a: new p1", "initial"]
+
+
+def test_a_write_between_rebuild_and_adopt_is_replayed_on_top(tmp_path: Path) -> None:
+    """A writer commits while the rebuilt commits are pushed: `_adopt` replays its
+    commit on them under the write lock, in-process, and it is pushed next."""
+    bare, _a, b = lost_race(tmp_path)
+    rebuilt = b.sync._rebuild(b.sync._fetch(time.monotonic() + 30))
+    assert rebuilt is not None
+    write(b, "notes/p3.yaml", "k3: b\n", "b: new p3")
+    assert b.sync._push(time.monotonic() + 30, rebuilt.new) == rebuilt.new
+    assert b.sync._adopt(rebuilt) == {"notes/p1.yaml"}
+    assert git(b.root, "rev-parse", "main~1").strip() == rebuilt.new
+    assert git(b.root, "log", "--format=%s", "main").split("\n")[:4] == [
+        "b: new p3", "b: new p2", "a: new p1", "initial"]
+    assert [line.split(" ", 1)[1] for line in b.sync.unpushed()] == ["b: new p3"]
+    assert b.sync.exchange(fetch=False).state == "pushed"
+    assert head(bare, "main") == head(b.root)
+    assert_clean(b)
+
+
+def test_a_write_on_the_remotes_path_meanwhile_is_integrated_by_git(tmp_path: Path) -> None:
+    """The commit made meanwhile changed a path the remote changed: no in-process
+    replay; git's rebase (key-level merge) integrates, nothing is lost or doubled."""
+    bare, _a, b = lost_race(tmp_path)
+    rebuilt = b.sync._rebuild(b.sync._fetch(time.monotonic() + 30))
+    assert rebuilt is not None
+    write(b, "notes/p1.yaml", "k9: b\n", "b: new p1 too")
+    assert b.sync._push(time.monotonic() + 30, rebuilt.new) == rebuilt.new
+    b.sync._adopt(rebuilt)
+    assert b.sync.exchange().state == "pushed"
+    assert head(bare, "main") == head(b.root)
+    log = git(bare, "log", "--format=%s", "main").split("\n")
+    assert log.count("b: new p2") == 1 and log.count("a: new p1") == 1
+    assert set(keys(git(bare, "show", "main:notes/p1.yaml"))) >= {"k1", "k9"}
+    assert_clean(b)
+
+
+def test_killed_after_pushing_the_rebuilt_commits(tmp_path: Path) -> None:
+    """The process dies after the remote took the rebuilt commits, before the branch
+    moved: the restart's exchange integrates them (git drops the copies of ours), so
+    the clone holds exactly what the remote has, each commit once."""
+    bare, _a, b = lost_race(tmp_path)
+    rebuilt = b.sync._rebuild(b.sync._fetch(time.monotonic() + 30))
+    assert rebuilt is not None
+    assert b.sync._push(time.monotonic() + 30, rebuilt.new) == rebuilt.new
+    again = open_side(b.root, b.sync.replay_marker.parent, b.author)  # the restart
+    assert again.sync.exchange().state == "pushed"
+    assert head(b.root) == head(bare, "main") == rebuilt.new
+    assert not again.sync.unpushed()
+    assert git(bare, "log", "--format=%s", "main").count("b: new p2") == 1
+    assert (b.root / "notes" / "p1.yaml").read_text() == "k1: a\n"
+    assert_clean(again)
+
+
+def test_no_rebuild_where_paths_overlap(tmp_path: Path) -> None:
+    """Both sides changed one file: nothing is rebuilt nor pushed early; the lead
+    integrates under the write lock (git's key-level merge) and pushes after."""
+    bare, (a, b) = make_sides(tmp_path)
+    write(a, "notes/p0.yaml", "k1: a\n", "a: edit p0")
+    assert a.sync.exchange(fetch=False).state == "pushed"
+    write(b, "notes/p0.yaml", "k2: b\n", "b: edit p0")
+    assert b.sync._rebuild(b.sync._fetch(time.monotonic() + 30)) is None
+    with b.sync.group.leading():
+        assert b.sync._lead(time.monotonic() + 30).state == "pushed"
+    assert head(bare, "main") == head(b.root)
+    assert keys(git(bare, "show", "main:notes/p0.yaml")) == {"k0": "start", "k1": "a", "k2": "b"}

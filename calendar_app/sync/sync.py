@@ -19,9 +19,11 @@ Pushing runs under the push lock (one pusher per clone); integrating under the p
 lock and then the content tree's write lock (always in this order), so no interface
 write (in any worker process) happens during a rebase, and one process integrates at a
 time. A push that does not integrate holds only the push lock: writes go on meanwhile.
-A write's push that is refused (`_lead`) takes the write lock only to integrate (an
-in-process replay when no path overlaps, replay.py; else git's rebase), never for
-the fetch or the push again. Fetching holds neither: the write lock is held for
+A write's push that is refused (`_lead`) fetches, makes our commits again on the
+fetched head as objects (replay.rebuild) and pushes them at once; only then does it
+take the write lock, to move the branch onto them (replay.adopt; where paths overlap,
+an integration first: an in-process replay or git's rebase). Never the write lock for
+the fetch or the push. Fetching holds neither: the write lock is held for
 network I/O only while an exchange (webhook, polling, the background thread) fetches
 again after a refused push, and every network call of one exchange together gets
 `SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
@@ -245,13 +247,21 @@ class RemoteSync:
         to other instances: the writers behind it lead pushes of their own."""
         covered = self.group.made()  # before the head: every commit counted is in it
         changed: set[str] = set()
+        rebuilt: replay.Replayed | None = None  # pushed instead of the branch's head
         try:
             for lost in range(1, MAX_ROUNDS + 1):
-                head = self._push(deadline)
+                head = self._push(deadline, rebuilt.new if rebuilt else "")
                 if head:
+                    if rebuilt:
+                        changed |= self._adopt(rebuilt)
                     break
                 pushgroup.back_off(lost, deadline)  # another instance won: let it go first
                 fetched = self._fetch(deadline, fast=True)  # refused: someone pushed first
+                made = self.group.made()  # before the rebuild reads the branch
+                rebuilt = self._rebuild(fetched)
+                if rebuilt:
+                    covered = made
+                    continue
                 with self.tree.locked():
                     previous = self._rev(self.upstream)
                     self._set_ref(self.upstream, fetched, "fetched")
@@ -351,10 +361,42 @@ class RemoteSync:
             self.git("update-ref", "-d", ref)
         return head
 
-    def _push(self, deadline: float) -> str:
-        """Push the branch: the head pushed, "" when refused (the remote moved on);
-        in-process where it can be (netfast.py), else with git."""
-        head = self._rev(f"refs/heads/{self.branch}")
+    def _rebuild(self, fetched: str) -> replay.Replayed | None:
+        """Our commits made again on `fetched` as objects, without the write lock
+        (replay.rebuild), so the push after a lost race goes out at once: integrating
+        first kept the write lock and the next push 50-150 ms behind the fetch under
+        load, while other instances pushed every 30-60 ms, so a lead that lost once
+        kept losing (bench/RESULTS.md, writes10). None: integrate first, as before."""
+        git_dir, root = self.tree.git_dir, self.tree.git_root
+        if git_dir is None or root is None or self.tree.blocking_state() \
+                or replay.rewritten(git_dir, read_state(self.state_path).get("upstream", ""),
+                                    fetched) is not False:
+            return None
+        return replay.rebuild(git_dir, root, self.branch, fetched)
+
+    def _adopt(self, rebuilt: replay.Replayed) -> set[str]:
+        """Once the rebuilt commits are on the remote (the remote-tracking branch too):
+        the branch moved onto them under the write lock (replay.adopt), else integrated
+        as any fetch is; the content-relative paths changed."""
+        with self.tree.locked():
+            if self.tree.blocking_state() or not (adopted := replay.adopt(
+                    self.tree.git_dir, self.tree.git_root, self.branch, rebuilt,
+                    self.replay_marker)):
+                try:
+                    return self._integrate()
+                except SyncError as exc:  # pushed all the same: the next exchange retries
+                    self._save_state(error=str(exc))
+                    return set()
+            changed = self._content_paths(adopted.changed)
+            for hook in self.integrated_hooks:
+                hook(changed)
+            self._save_state(integrated=True)
+            return changed
+
+    def _push(self, deadline: float, head: str = "") -> str:
+        """Push the branch (or commit `head`): the head pushed, "" when refused (the
+        remote moved on); in-process where it can be (netfast.py), else with git."""
+        head = head or self._rev(f"refs/heads/{self.branch}")
         fast = netfast.push(self.tree.git_dir, self.remote, head,
                             f"refs/heads/{self.branch}", deadline)
         if fast == "refused":
