@@ -37,13 +37,10 @@ catalog re-reads them, the journal tells the other workers) before the lock is l
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import os
 import re
-import shlex
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -54,7 +51,7 @@ from ..model import clock as clocks
 from ..store import gitfast, yamlfile
 from ..store.conflicts import CONFLICTS_DIR, conflict_record
 from ..store.content import ContentTree
-from . import displaced, fieldmerge, netfast, pushgroup, replay
+from . import displaced, gitrebase, netfast, pushgroup, replay
 from .clone import git_call, git_reason, ours_entry
 from .pushgroup import PushGroup
 from .settings import RemoteStalled, SyncError, SyncSettings
@@ -442,7 +439,7 @@ class RemoteSync:
                 self.git("merge", "-q", "--ff-only", self.upstream)
             else:
                 displaced.move_displaced(self, target)
-                conflicts = self._rebase()
+                conflicts = gitrebase.rebase(self)
         if conflicts:
             self._record_conflicts(conflicts)
         changed = self._content_paths(replayed.changed) if replayed \
@@ -492,74 +489,6 @@ class RemoteSync:
         log.warning("%s/%s: %s", self.remote, self.branch, note)
         self._save_state(rewritten=note)
         return entries
-
-    def _rebase(self) -> list[dict]:
-        """Rebase local commits on the remote branch; returns the conflicts resolved
-        (the remote's side kept): key-level from the driver, whole files from stops."""
-        self.spool.parent.mkdir(parents=True, exist_ok=True)
-        self.spool.write_text("")
-        # .retired-ids is a set of lines: both sides' additions are kept.
-        self.attributes.write_text("*.yaml merge=calendar\n.retired-ids merge=union\n")
-        driver = (f"{shlex.quote(sys.executable)} -m calendar_app.sync.fieldmerge "
-                  "%O %A %B %P")
-        config = ["-c", f"core.attributesFile={self.attributes}",
-                  "-c", f"merge.calendar.driver={driver}",
-                  "-c", "merge.calendar.name=calendar records, key by key"]
-        env = {fieldmerge.SPOOL_ENV: str(self.spool)}
-        stops: list[dict] = []
-        proc = self.git(*config, "rebase", "-q", "--no-autostash", "--empty=drop",
-                        self.upstream, check=False, env=env)
-        for _ in range(len(self.unpushed()) + 2):
-            if not self._rebasing():
-                break
-            unmerged = self._unmerged()
-            for path, stages in unmerged.items():
-                lost = self._take_remote(path, stages)
-                if lost is not None:
-                    stops.append(lost)
-            proc = self.git(*config, "rebase", "--continue", check=False, env=env)
-            if self._rebasing() and not self._unmerged() and proc.returncode:
-                proc = self.git(*config, "rebase", "--skip", check=False, env=env)
-        if self._rebasing():
-            self.git("rebase", "--abort", check=False)
-            raise SyncError(f"rebase on {self.remote}/{self.branch} did not finish: "
-                            f"{git_reason(proc.stderr or proc.stdout)}")
-        if proc.returncode:
-            raise SyncError(f"git rebase failed: {git_reason(proc.stderr or proc.stdout)}")
-        with open(self.spool, encoding="utf-8") as fh:
-            keyed = [json.loads(line) for line in fh if line.strip()]
-        return keyed + stops
-
-    def _rebasing(self) -> bool:
-        git_dir = self.tree.git_dir
-        return git_dir is not None and any(
-            (git_dir / name).exists() for name in ("rebase-merge", "rebase-apply"))
-
-    def _unmerged(self) -> dict[str, dict[int, str]]:
-        """path -> {stage: blob}: 1 base, 2 the remote's side, 3 our commit's."""
-        found: dict[str, dict[int, str]] = {}
-        for entry in self.git("ls-files", "-u", "-z").stdout.split("\0"):
-            if entry:
-                meta, path = entry.split("\t", 1)
-                _mode, blob, stage = meta.split()
-                found.setdefault(path, {})[int(stage)] = blob
-        return found
-
-    def _take_remote(self, path: str, stages: dict[int, str]) -> dict | None:
-        """Resolve a stopped file as the remote has it (during a rebase git's "ours"
-        is the upstream); our side goes to a conflict record. None: nothing of ours
-        was lost (both sides deleted it)."""
-        root = self.tree.git_root
-        assert root is not None
-        if 2 in stages:
-            self.git("checkout", "--ours", "--", path)  # bytes and mode as they are
-            self.git("add", "--", path)
-        else:
-            self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
-            Path(root, path).unlink(missing_ok=True)
-        if 3 not in stages:
-            return None if 2 not in stages else {"path": path, "ours_file": None}
-        return ours_entry(self.tree.git_root, path, stages[3])
 
     def _record_conflicts(self, conflicts: list[dict]) -> None:
         """One conflict record per file, committed (and so pushed): our side of what
