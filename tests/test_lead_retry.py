@@ -279,3 +279,23 @@ def test_no_rebuild_where_paths_overlap(tmp_path: Path) -> None:
         assert b.sync._lead(time.monotonic() + 30).state == "pushed"
     assert head(bare, "main") == head(b.root)
     assert keys(git(bare, "show", "main:notes/p0.yaml")) == {"k0": "start", "k1": "a", "k2": "b"}
+
+
+def test_the_sync_thread_pushes_a_queued_write_without_another_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The running exchange thread, woken by the write answered "queued", waits the
+    grace and pushes it as a write's push would; nothing else writes meanwhile."""
+    monkeypatch.setattr(sync, "QUEUED_GRACE_SECONDS", 0.2)
+    bare, (a, _b) = make_sides(tmp_path)
+    a.sync.start()
+    try:
+        assert a.sync.caught_up.wait(30)
+        made = queued_write(a, "notes/q1.yaml", bare, "a: queued")
+        deadline = time.monotonic() + 20
+        while a.sync.group.marks()["pushed"] < made and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        a.sync.stop()
+    assert a.sync.group.marks()["pushed"] == made
+    assert git(bare, "log", "-1", "--format=%s", "main").strip() == "a: queued"
+    assert head(bare, "main") == head(a.root)
