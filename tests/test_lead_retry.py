@@ -299,3 +299,57 @@ def test_the_sync_thread_pushes_a_queued_write_without_another_write(
     assert a.sync.group.marks()["pushed"] == made
     assert git(bare, "log", "-1", "--format=%s", "main").strip() == "a: queued"
     assert head(bare, "main") == head(a.root)
+
+
+def test_two_clones_writing_at_once_lose_and_double_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two clones, two writer threads each, every write waiting for its push: races
+    are lost and won, rebuilt commits pushed and adopted while the other threads keep
+    committing. Every write ends on the remote exactly once, in both clones' work
+    trees, and nothing is left half-done (no marker, clean trees)."""
+    import threading
+
+    adopted: list[int] = []
+    real_adopt = RemoteSync._adopt
+
+    def adopt(self, rebuilt):
+        adopted.append(1)
+        return real_adopt(self, rebuilt)
+
+    monkeypatch.setattr(RemoteSync, "_adopt", adopt)
+    bare, sides = make_sides(tmp_path)
+    outcomes: list[str] = []
+    errors: list[BaseException] = []
+
+    def writer(side, name: str) -> None:
+        try:
+            for n in range(12):
+                with side.tree.locked():
+                    side.tree.apply({f"notes/{name}-{n}.yaml": f"n: {n}\n"},
+                                    f"{name}: {n}", side.author)
+                    side.sync.on_commit()
+                side.sync.settle()
+                outcomes.append(side.sync.take_outcome())
+        except BaseException as exc:  # noqa: BLE001  (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(side, f"{k}{t}"))
+               for k, side in zip("ab", sides) for t in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors and len(outcomes) == 48
+    assert adopted, "no race was lost: the rebuilt pushes were not exercised"
+    assert set(outcomes) <= {"pushed", "queued"}
+    for side in sides * 2:  # what one pushed last, the other fetches
+        assert side.sync.exchange().state == "pushed"
+    log = git(bare, "log", "--format=%s", "main").split("\n")
+    wanted = [f"{k}{t}: {n}" for k in "ab" for t in range(2) for n in range(12)]
+    assert sorted(m for m in log if m in wanted) == sorted(wanted)  # each once
+    for side in sides:
+        assert head(side.root) == head(bare, "main")
+        assert not side.sync.replay_marker.exists()
+        assert sorted(p.name for p in (side.root / "notes").glob("[ab]*.yaml")) == \
+            sorted(f"{w.split(':')[0]}-{w.split(': ')[1]}.yaml" for w in wanted)
+        assert_clean(side)
