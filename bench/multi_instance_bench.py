@@ -111,6 +111,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                 ports.append(port)
             latencies: list[float] = []
             answers: list[tuple[int, object]] = []
+            by_instance: dict[int, list[float]] = {n: [] for n in range(instances)}
             lock = threading.Lock()
             todo = list(range(writes))
 
@@ -127,6 +128,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                         "end_date": "2027-03-01 22:00:00"}, timeout=300)
                     with lock:
                         latencies.append(time.perf_counter() - started)
+                        by_instance[k % instances].append(latencies[-1])
                         answers.append((status, body.get("id") if isinstance(body, dict)
                                         else None, headers.get("x-calendar-sync")))
 
@@ -175,7 +177,11 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             "settled": settled, "duplicates": len(on_remote) - len(set(on_remote)),
             "pushes": (len(pushes.read_text().splitlines()) if pushes.exists() else 0)
             - pushes_before,
-            "load": f"{load_before} -> {load_after}", "commands": commands}
+            "load": f"{load_before} -> {load_after}", "commands": commands,
+            # Writes each instance answered and their p50: one instance winning every
+            # race while the others' leads lose five in a row shows here.
+            "by_instance": [(len(times), statistics.median(times) if times else 0.0)
+                            for times in by_instance.values()]}
 
 
 TRACE_ENV = "GIT_TRACE2_EVENT"
@@ -379,6 +385,9 @@ def main() -> int:
               f"{'-' if f['git_per_write'] is None else format(f['git_per_write'], '.1f')} | "
               f"{f['settled']:.1f} s | {f['lost']} | "
               f"{f['duplicates']} | {f['load']} |", flush=True)
+        if count > 1:
+            print(f"  writes answered, p50, by instance ({count}): " + ", ".join(
+                f"{n} in {1000 * p50:.0f} ms" for n, p50 in f["by_instance"]), flush=True)
         if f["commands"]:
             per_write = ", ".join(f"{name} {n / max(1, args.writes - f['failed']):.2f}"
                                   for name, n in f["commands"].items())

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from test_sync_hardening import StalledRemote
 
 from calendar_app.store.content import ContentTree
-from calendar_app.sync import netfast, replay
+from calendar_app.sync import gitrebase, netfast, replay
 from calendar_app.sync.settings import RemoteStalled, SyncSettings
 from calendar_app.sync.sync import RemoteSync
 
@@ -96,7 +96,7 @@ def test_other_paths_replayed_in_process(tmp_path: Path, monkeypatch) -> None:
     write(b, "notes/p2.yaml", "k2: b\n", "b: new p2")
     write(b, "notes/p0.yaml", "k3: b\n", "b: edit p0")
     before = git(b.root, "log", "-2", "--format=%an <%ae>|%cn|%B%x00", "main")
-    monkeypatch.setattr(RemoteSync, "_rebase", lambda self: pytest.fail("git rebase ran"))
+    monkeypatch.setattr(gitrebase, "rebase", lambda sync: pytest.fail("git rebase ran"))
     result = b.sync.exchange(fetch=False)
     assert result.state == "pushed"
     assert result.changed == {"notes/p1.yaml"}  # what the catalog re-reads

@@ -22,6 +22,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 # Hooks `git commit --no-verify` still runs: a commit made here must let git run them.
 _HOOKS = ("prepare-commit-msg", "post-commit", "reference-transaction", "post-index-change")
@@ -147,6 +148,25 @@ def _tree_with(pygit2: object, repo: object, tree: object | None,
         elif old is not None:  # git keeps no empty folder
             builder.remove(name)
     return builder.write(), len(builder)
+
+
+class _Blob(NamedTuple):
+    id: object  # pygit2.Oid
+    mode: int
+
+
+def tree_with(repo: object, tree: object | None,
+              changes: Mapping[str, tuple[str, int] | None]) -> object | None:
+    """The id of `tree` with `changes` (path -> (blob id, mode), None: gone) applied,
+    built from the folders on their way (`_tree_with`); None where a whole index must
+    build it (a file becoming a folder, or the reverse)."""
+    import pygit2
+
+    entries = {tuple(path.split("/")): None if change is None
+               else _Blob(pygit2.Oid(hex=change[0]), change[1])
+               for path, change in changes.items()}
+    built = _tree_with(pygit2, repo, tree, entries)
+    return None if built is None else built[0]
 
 
 def _entry(tree: object | None, name: str) -> object | None:

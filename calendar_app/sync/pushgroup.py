@@ -6,7 +6,9 @@ the write lock and queues on the push lock (`leading`: a file lock, so the threa
 the worker processes of one instance queue together). Whoever holds it looks at the
 marks first: `pushed`, the highest number known to be on the remote, and `failed`,
 the highest one a push gave up on (the write answers "queued" then, and the exchange
-thread retries). If its number is not covered, it leads: it reads the counter, then
+thread retries; a push the remote failed gives up on every number it carried, one that
+lost every race to other instances on its leading write's alone: the writers behind it
+lead again). If its number is not covered, it leads: it reads the counter, then
 the branch head, and pushes that head, which holds every commit numbered so far,
 its own and those of the writers queued behind it; they find themselves covered
 when their turn comes and answer at once.

@@ -19,9 +19,11 @@ Pushing runs under the push lock (one pusher per clone); integrating under the p
 lock and then the content tree's write lock (always in this order), so no interface
 write (in any worker process) happens during a rebase, and one process integrates at a
 time. A push that does not integrate holds only the push lock: writes go on meanwhile.
-A write's push that is refused (`_lead`) takes the write lock only to integrate (an
-in-process replay when no path overlaps, replay.py; else git's rebase), never for
-the fetch or the push again. Fetching holds neither: the write lock is held for
+A write's push that is refused (`_lead`) fetches, makes our commits again on the
+fetched head as objects (replay.rebuild) and pushes them at once; only then does it
+take the write lock, to move the branch onto them (replay.adopt; where paths overlap,
+an integration first: an in-process replay or git's rebase). Never the write lock for
+the fetch or the push. Fetching holds neither: the write lock is held for
 network I/O only while an exchange (webhook, polling, the background thread) fetches
 again after a refused push, and every network call of one exchange together gets
 `SyncSettings.timeout`, below gunicorn's worker timeout. A call that gets no answer
@@ -35,13 +37,10 @@ catalog re-reads them, the journal tells the other workers) before the lock is l
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import os
 import re
-import shlex
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -52,7 +51,7 @@ from ..model import clock as clocks
 from ..store import gitfast, yamlfile
 from ..store.conflicts import CONFLICTS_DIR, conflict_record
 from ..store.content import ContentTree
-from . import displaced, fieldmerge, netfast, pushgroup, replay
+from . import displaced, gitrebase, netfast, pushgroup, replay
 from .clone import git_call, git_reason, ours_entry
 from .pushgroup import PushGroup
 from .settings import RemoteStalled, SyncError, SyncSettings
@@ -62,6 +61,9 @@ log = logging.getLogger(__name__)
 
 MAX_ROUNDS = 5  # push refused, fetch, rebase, push again: give up (queued) after this
 RETRY_SECONDS = 10.0  # a failed exchange is tried again this soon, polling or not
+# The exchange thread's wait before retrying writes answered "queued" (`wait` mode): the
+# next write's push often carries them (a push holds the whole branch).
+QUEUED_GRACE_SECONDS = 0.5
 AUTHOR = "calendar-app <calendar-app@localhost>"
 # git's words for a push refused because the remote branch moved on. Two pushes that
 # arrive together at one server: the second one's ref update finds the ref already moved
@@ -105,7 +107,10 @@ class RemoteSync:
         self._local = threading.local()
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
-        self._stopping = False
+        self._stopping = threading.Event()
+        # The highest number of this process's commits answered "queued"; writers raise it.
+        self._queued_upto = 0
+        self._queued_lock = threading.Lock()
         self._pid = 0
         self.caught_up = threading.Event()  # set once this process's first exchange is done
 
@@ -153,12 +158,12 @@ class RemoteSync:
         self._pid = os.getpid()
         self._wake = threading.Event()
         self.caught_up = threading.Event()
-        self._stopping = False
+        self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="calendar-sync", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        self._stopping = True
+        self._stopping.set()
         self._wake.set()
         if self._thread is not None and self._pid == os.getpid():
             self._thread.join(timeout=self.settings.timeout + 5)
@@ -167,11 +172,15 @@ class RemoteSync:
     def _loop(self) -> None:
         delay: float | None = 0.0
         while True:
-            self._wake.wait(delay)
-            if self._stopping:
+            woken = self._wake.wait(delay)
+            if self._stopping.is_set():
                 return
             self._wake.clear()
-            result = self.exchange()
+            # Woken by a queued write; the first exchange pushes what a crash left.
+            result = self.retry_queued() if woken and self.caught_up.is_set() \
+                else self.exchange()
+            if result is None:
+                continue
             self.caught_up.set()
             delay = self.settings.poll or None
             if result.state == "queued":
@@ -196,7 +205,25 @@ class RemoteSync:
         if self.settings.push == "wait" and not read_state(self.state_path).get("stalled"):
             self._local.outcome = self.await_push(number)
         if self._local.outcome == "queued":
+            with self._queued_lock:
+                self._queued_upto = max(self._queued_upto, number)
             self._wake.set()  # the exchange thread retries until the remote takes it
+
+    def retry_queued(self) -> SyncResult | None:
+        """After writes answered "queued", in `wait` mode: a write's push (`_lead`, no
+        fetch first) after QUEUED_GRACE_SECONDS, or None if a later push carried them
+        (or stopping). An exchange woke for each queued write before: a `git fetch`
+        and rounds under the write lock, a third of three instances' CPU per write."""
+        if self.settings.push != "wait":
+            return self.exchange()
+        if self._stopping.wait(QUEUED_GRACE_SECONDS):
+            return None
+        with self._queued_lock:
+            upto = self._queued_upto
+        with self.group.leading():
+            if self.group.marks()["pushed"] >= upto:
+                return None
+            return self._lead(time.monotonic() + self.settings.timeout)
 
     def await_push(self, number: int) -> str:
         """"pushed" once commit `number` is on the remote, "queued" if the push covering
@@ -207,29 +234,40 @@ class RemoteSync:
                 return "pushed"
             if marks["failed"] >= number or read_state(self.state_path).get("stalled"):
                 return "queued"
-            return self._lead(time.monotonic() + self.settings.timeout).state
+            return self._lead(time.monotonic() + self.settings.timeout, number).state
 
-    def _lead(self, deadline: float) -> SyncResult:
+    def _lead(self, deadline: float, own: int = 0) -> SyncResult:
         """Push the branch head for everyone queued, the push lock held. Refused: fetch
         and integrate (the write lock held only for integrating), push again. Writes
-        go on during every push and fetch and join the next push."""
+        go on during every push and fetch and join the next push. `own`: the leading
+        write's number (0: none), the only one to answer "queued" if every race is lost
+        to other instances: the writers behind it lead pushes of their own."""
         covered = self.group.made()  # before the head: every commit counted is in it
         changed: set[str] = set()
+        rebuilt: replay.Replayed | None = None  # pushed instead of the branch's head
         try:
             for lost in range(1, MAX_ROUNDS + 1):
-                head = self._push(deadline)
+                head = self._push(deadline, rebuilt.new if rebuilt else "")
                 if head:
+                    if rebuilt:
+                        changed |= self._adopt(rebuilt)
                     break
                 pushgroup.back_off(lost, deadline)  # another instance won: let it go first
                 fetched = self._fetch(deadline, fast=True)  # refused: someone pushed first
+                made = self.group.made()  # before the rebuild reads the branch
+                rebuilt = self._rebuild(fetched)
+                if rebuilt:
+                    covered = made
+                    continue
                 with self.tree.locked():
                     previous = self._rev(self.upstream)
                     self._set_ref(self.upstream, fetched, "fetched")
                     changed |= self._integrate(previous)
                     covered = self.group.made()
             else:
-                raise SyncError(f"the remote branch moved on during each of {MAX_ROUNDS} "
-                                "pushes; trying again later")
+                lost_all = SyncError(f"the remote branch moved on during each of "
+                                     f"{MAX_ROUNDS} pushes; trying again later")
+                return self._failed(lost_all, changed, own or covered)
         except Exception as exc:  # noqa: BLE001  (_failed logs what is not SyncError)
             return self._failed(exc, changed, covered)
         self._save_state(error="", pushed=True, upstream=head)
@@ -320,10 +358,42 @@ class RemoteSync:
             self.git("update-ref", "-d", ref)
         return head
 
-    def _push(self, deadline: float) -> str:
-        """Push the branch: the head pushed, "" when refused (the remote moved on);
-        in-process where it can be (netfast.py), else with git."""
-        head = self._rev(f"refs/heads/{self.branch}")
+    def _rebuild(self, fetched: str) -> replay.Replayed | None:
+        """Our commits made again on `fetched` as objects, without the write lock
+        (replay.rebuild), so the push after a lost race goes out at once: integrating
+        first kept the write lock and the next push 50-150 ms behind the fetch under
+        load, while other instances pushed every 30-60 ms, so a lead that lost once
+        kept losing (bench/RESULTS.md, writes10). None: integrate first, as before."""
+        git_dir, root = self.tree.git_dir, self.tree.git_root
+        if git_dir is None or root is None or self.tree.blocking_state() \
+                or replay.rewritten(git_dir, read_state(self.state_path).get("upstream", ""),
+                                    fetched) is not False:
+            return None
+        return replay.rebuild(git_dir, root, self.branch, fetched)
+
+    def _adopt(self, rebuilt: replay.Replayed) -> set[str]:
+        """Once the rebuilt commits are on the remote (the remote-tracking branch too):
+        the branch moved onto them under the write lock (replay.adopt), else integrated
+        as any fetch is; the content-relative paths changed."""
+        with self.tree.locked():
+            if self.tree.blocking_state() or not (adopted := replay.adopt(
+                    self.tree.git_dir, self.tree.git_root, self.branch, rebuilt,
+                    self.replay_marker)):
+                try:
+                    return self._integrate()
+                except SyncError as exc:  # pushed all the same: the next exchange retries
+                    self._save_state(error=str(exc))
+                    return set()
+            changed = self._content_paths(adopted.changed)
+            for hook in self.integrated_hooks:
+                hook(changed)
+            self._save_state(integrated=True)
+            return changed
+
+    def _push(self, deadline: float, head: str = "") -> str:
+        """Push the branch (or commit `head`): the head pushed, "" when refused (the
+        remote moved on); in-process where it can be (netfast.py), else with git."""
+        head = head or self._rev(f"refs/heads/{self.branch}")
         fast = netfast.push(self.tree.git_dir, self.remote, head,
                             f"refs/heads/{self.branch}", deadline)
         if fast == "refused":
@@ -369,7 +439,7 @@ class RemoteSync:
                 self.git("merge", "-q", "--ff-only", self.upstream)
             else:
                 displaced.move_displaced(self, target)
-                conflicts = self._rebase()
+                conflicts = gitrebase.rebase(self)
         if conflicts:
             self._record_conflicts(conflicts)
         changed = self._content_paths(replayed.changed) if replayed \
@@ -419,74 +489,6 @@ class RemoteSync:
         log.warning("%s/%s: %s", self.remote, self.branch, note)
         self._save_state(rewritten=note)
         return entries
-
-    def _rebase(self) -> list[dict]:
-        """Rebase local commits on the remote branch; returns the conflicts resolved
-        (the remote's side kept): key-level from the driver, whole files from stops."""
-        self.spool.parent.mkdir(parents=True, exist_ok=True)
-        self.spool.write_text("")
-        # .retired-ids is a set of lines: both sides' additions are kept.
-        self.attributes.write_text("*.yaml merge=calendar\n.retired-ids merge=union\n")
-        driver = (f"{shlex.quote(sys.executable)} -m calendar_app.sync.fieldmerge "
-                  "%O %A %B %P")
-        config = ["-c", f"core.attributesFile={self.attributes}",
-                  "-c", f"merge.calendar.driver={driver}",
-                  "-c", "merge.calendar.name=calendar records, key by key"]
-        env = {fieldmerge.SPOOL_ENV: str(self.spool)}
-        stops: list[dict] = []
-        proc = self.git(*config, "rebase", "-q", "--no-autostash", "--empty=drop",
-                        self.upstream, check=False, env=env)
-        for _ in range(len(self.unpushed()) + 2):
-            if not self._rebasing():
-                break
-            unmerged = self._unmerged()
-            for path, stages in unmerged.items():
-                lost = self._take_remote(path, stages)
-                if lost is not None:
-                    stops.append(lost)
-            proc = self.git(*config, "rebase", "--continue", check=False, env=env)
-            if self._rebasing() and not self._unmerged() and proc.returncode:
-                proc = self.git(*config, "rebase", "--skip", check=False, env=env)
-        if self._rebasing():
-            self.git("rebase", "--abort", check=False)
-            raise SyncError(f"rebase on {self.remote}/{self.branch} did not finish: "
-                            f"{git_reason(proc.stderr or proc.stdout)}")
-        if proc.returncode:
-            raise SyncError(f"git rebase failed: {git_reason(proc.stderr or proc.stdout)}")
-        with open(self.spool, encoding="utf-8") as fh:
-            keyed = [json.loads(line) for line in fh if line.strip()]
-        return keyed + stops
-
-    def _rebasing(self) -> bool:
-        git_dir = self.tree.git_dir
-        return git_dir is not None and any(
-            (git_dir / name).exists() for name in ("rebase-merge", "rebase-apply"))
-
-    def _unmerged(self) -> dict[str, dict[int, str]]:
-        """path -> {stage: blob}: 1 base, 2 the remote's side, 3 our commit's."""
-        found: dict[str, dict[int, str]] = {}
-        for entry in self.git("ls-files", "-u", "-z").stdout.split("\0"):
-            if entry:
-                meta, path = entry.split("\t", 1)
-                _mode, blob, stage = meta.split()
-                found.setdefault(path, {})[int(stage)] = blob
-        return found
-
-    def _take_remote(self, path: str, stages: dict[int, str]) -> dict | None:
-        """Resolve a stopped file as the remote has it (during a rebase git's "ours"
-        is the upstream); our side goes to a conflict record. None: nothing of ours
-        was lost (both sides deleted it)."""
-        root = self.tree.git_root
-        assert root is not None
-        if 2 in stages:
-            self.git("checkout", "--ours", "--", path)  # bytes and mode as they are
-            self.git("add", "--", path)
-        else:
-            self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
-            Path(root, path).unlink(missing_ok=True)
-        if 3 not in stages:
-            return None if 2 not in stages else {"path": path, "ours_file": None}
-        return ours_entry(self.tree.git_root, path, stages[3])
 
     def _record_conflicts(self, conflicts: list[dict]) -> None:
         """One conflict record per file, committed (and so pushed): our side of what
