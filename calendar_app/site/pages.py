@@ -323,7 +323,7 @@ class Pages:
         before, after = model.neighbours(e)
         upcoming = model.upcoming_dates(e)
         # `<` escaped as well: no "</script>" or "<!--" can end the JSON-LD early.
-        json_ld = dumps(page_json_ld(model.rep, e.record, body)).replace("<", "\\u003c")
+        json_ld = dumps(page_json_ld(model, e.record, body)).replace("<", "\\u003c")
         return self.render(
             "event.html", e.path, e=e, json_ld=Markup(json_ld),
             meta=HeadMeta(e.title_text, shorten(e.summary_text), self.base_url + paths.folder(
