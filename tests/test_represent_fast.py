@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, site_options
+from conftest import NOW, SAMPLE, site_options
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,8 +19,12 @@ from calendar_app.catalog.represent import Representer
 from calendar_app.model import dates
 from calendar_app.model.records import Record
 from calendar_app.site import Builder
+from calendar_app.site import ahead as ahead_module
 from calendar_app.site.memo import BuildRepresenter
+from calendar_app.site.model import SiteModel
+from calendar_app.site.pages import Pages
 from calendar_app.store.locations import DEFAULT_BASE_PATH
+from tests.test_site_build import tree_bytes
 
 PAGES = "https://example.org/calendar/"
 API = "https://api.example.net/"
@@ -122,5 +126,57 @@ def test_an_edited_venue_shows_in_the_event_pages_json_ld(tmp_path: Path) -> Non
         assert not builder.build().problems
         assert place()["address"]["streetAddress"] == "12 Orange Row"
         assert place()["url"] == PAGES + "venue/canyon-crest-community-hall/"
+    finally:
+        builder.close()
+
+
+def test_list_items_made_while_planning_give_the_site_one_process_gives(
+        tmp_path: Path, monkeypatch) -> None:
+    # A cold two-process build renders the listed events' items in the child that
+    # works while it plans (site/ahead.py), cut into shapes set on the views before the
+    # render processes fork; a one-process build renders each where a page asks.
+    monkeypatch.setattr(ahead_module, "AHEAD_MIN", 1)  # the sample has ~100 events
+    kept: list[int] = []
+    start = ahead_module.start
+
+    def counted(pages, vevents):
+        keep = start(pages, vevents)
+
+        def keep_counted() -> None:
+            listed = pages.model.listed
+            before = sum(e.kept_item is not None for e in listed)
+            keep()
+            kept.append(sum(e.kept_item is not None for e in listed) - before)
+            # Only items whose one way up is their link have a shape (no local thumbnail).
+            assert all(e.kept_item is not None or e.record.get("image") for e in listed)
+        return keep_counted
+    monkeypatch.setattr(ahead_module, "start", counted)
+    content = shutil.copytree(SAMPLE, tmp_path / "content")
+    for workers in (2, 1):
+        builder = Builder(site_options(content, tmp_path / f"public-{workers}",
+                                       tmp_path / f"cache-{workers}", PAGES))
+        builder.workers = workers
+        try:
+            assert not builder.build().problems
+        finally:
+            builder.close()
+    assert len(kept) == 1 and kept[0] > 20  # the two-process build, most of the events
+    assert tree_bytes(tmp_path / "public-2") == tree_bytes(tmp_path / "public-1")
+
+
+def test_no_items_ahead_from_templates_without_the_item_macro(tmp_path: Path) -> None:
+    # A user's _macros.html without event_item: nothing made ahead, nothing fails.
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "_macros.html").write_text("{% macro other() %}x{% endmacro %}\n")
+    content = shutil.copytree(SAMPLE, tmp_path / "content")
+    builder = Builder(site_options(content, tmp_path / "public", tmp_path / "cache", PAGES,
+                                   templates=templates))
+    try:
+        builder.reader.catalog  # noqa: B018 (loaded)
+        model = SiteModel(builder.reader.catalog, Representer(builder.reader.catalog, PAGES, "r"),
+                          NOW)
+        pages = Pages(model, builder.env, PAGES)
+        assert ahead_module.item_shapes(pages, lambda: False) == {}
     finally:
         builder.close()

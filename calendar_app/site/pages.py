@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from jinja2 import Environment
+from jinja2 import Environment, Template
 from markupsafe import Markup
 
 from ..catalog.represent import dumps
@@ -124,8 +124,8 @@ class Pages:
         self.item_helpers = {"cost_of": model.cost_text, "thumbnail": self.thumbnail,
                              "month_groups": month_groups}
 
-    def render(self, template: str, path: str, **context: object) -> bytes:
-        tpl = self._templates.get(template)
+    def render(self, template: str | Template, path: str, **context: object) -> bytes:
+        tpl = template if isinstance(template, Template) else self._templates.get(template)
         if tpl is None:
             tpl = self._templates[template] = self.env.get_template(template)
         context.setdefault("canonical", self.base_url + paths.folder(path))
