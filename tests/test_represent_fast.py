@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import pickle
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from conftest import NOW, SAMPLE, site_options
 from hypothesis import given
 from hypothesis import strategies as st
+from markupsafe import Markup
 
 from calendar_app.catalog.represent import Representer
 from calendar_app.model import dates
@@ -23,6 +25,7 @@ from calendar_app.site import ahead as ahead_module
 from calendar_app.site.memo import BuildRepresenter
 from calendar_app.site.model import SiteModel
 from calendar_app.site.pages import Pages
+from calendar_app.site.render import ItemShape
 from calendar_app.store.locations import DEFAULT_BASE_PATH
 from tests.test_site_build import tree_bytes
 
@@ -180,3 +183,15 @@ def test_no_items_ahead_from_templates_without_the_item_macro(tmp_path: Path) ->
         assert ahead_module.item_shapes(pages, lambda: False) == {}
     finally:
         builder.close()
+
+
+def test_an_item_shape_comes_back_from_the_child_the_same() -> None:
+    item = Markup('<article><h3 class="event-title"><a href="../../event/a/">A</a></h3>'
+                  '<p>x</p></article>')
+    shape = ItemShape("h3", "../../event/a/", item)
+    back = pickle.loads(pickle.dumps(shape, protocol=pickle.HIGHEST_PROTOCOL))
+    for heading, link in (("h3", "../../event/a/"), ("h2", "../event/a/"),
+                          ("h4", "../../../event/a/")):
+        assert back.made(heading, link) == shape.made(heading, link) is not None
+    assert shape.made("h2", "../event/a/") == Markup(
+        '<article><h2 class="event-title"><a href="../event/a/">A</a></h2><p>x</p></article>')
