@@ -58,18 +58,15 @@ def start(pages: Pages, vevents: Vevents) -> Callable[[], None]:
 
 def item_shapes(pages: Pages, stopped: Callable[[], bool]) -> dict[int, ItemShape]:
     """The shapes of the listed events' items (by their place in `model.listed`),
-    rendered as list pages render them until `stopped()`. None for an item whose other
-    parts climb to the root too (a local thumbnail): it is rendered where asked."""
+    rendered as list pages render them until `stopped()`. No shape for an item whose
+    other parts climb to the root too (a local thumbnail): it is rendered where asked."""
     listed = pages.model.listed
-    try:
-        template = pages.env.from_string(ITEMS)
-    except TemplateError:  # templates of a user's without our macro: nothing ahead
-        return {}
+    template = pages.env.from_string(ITEMS)
     for start in range(0, len(listed), RUN):
         if stopped():
             break
         try:
             pages.render(template, ITEMS_PAGE, events=listed[start:start + RUN])
-        except TemplateError:
+        except TemplateError:  # a user's _macros.html without our macro: none ahead
             break
     return {i: e.kept_item for i, e in enumerate(listed) if e.kept_item is not None}
