@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from calendar_app.catalog.represent import Representer, dumps, dumps_joined
 from calendar_app.site import Builder, ical, manifest
+from calendar_app.site import ahead as ahead_module
 from calendar_app.site import builder as builder_module
-from calendar_app.site import vevents as vevents_module
 from calendar_app.site.plan import signature
 from calendar_app.store import parallel
 from tests.test_site_build import tree_bytes
@@ -181,11 +181,11 @@ def test_work_in_a_child_stops_when_asked_and_gives_what_it_has() -> None:
 
 def test_a_cold_build_makes_its_vevents_while_planning_the_same_bytes(
         tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(vevents_module, "AHEAD_MIN", 1)  # the sample has ~100 events
+    monkeypatch.setattr(ahead_module, "AHEAD_MIN", 1)  # the sample has ~100 events
     started: list[int] = []
-    ahead = vevents_module.Vevents.ahead
-    monkeypatch.setattr(vevents_module.Vevents, "ahead",
-                        lambda self: started.append(os.getpid()) or ahead(self))
+    ahead = ahead_module.start
+    monkeypatch.setattr(ahead_module, "start",
+                        lambda *args: started.append(os.getpid()) or ahead(*args))
     shutil.copytree(SAMPLE, tmp_path / "content")
     builds = {}
     for workers in (2, 1):  # one process: nothing made ahead, all in place

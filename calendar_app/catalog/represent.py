@@ -20,6 +20,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from ..model import cost, dates, markup, recurrence
@@ -109,13 +110,16 @@ class Representer:
                 or firstseen.of(self.catalog.tree.root).local(record.path, site_zone)
                 or record.get("modified") or dt.datetime(1970, 1, 1))
 
-    def _post_head(self, record: Record) -> dict:
-        site_zone = dates.zone(str(self.settings.get("timezone") or "UTC"))
-        date = self.published(record, site_zone)
+    def _site_zone(self, settings: dict) -> dt.tzinfo:
+        return dates.zone(str(settings.get("timezone") or "UTC"))
+
+    def _post_head(self, record: Record, site_zone: dt.tzinfo, date: dt.datetime,
+                   url: str) -> dict:
+        """The members after `id` that posts share; `date` is `published(record)`, `url`
+        the record's."""
         modified = record.get("modified") or date
         draft = record.status in ("draft", "pending") and not record.get("date")
         return {
-            "id": record.id,
             "author": str(record.get("author", 0)),
             "status": record.status,
             "date": dates.fmt(date),
@@ -123,7 +127,7 @@ class Representer:
                 dates.to_utc(date, site_zone)),
             "modified": dates.fmt(modified),
             "modified_utc": dates.fmt(dates.to_utc(modified, site_zone)),
-            "url": self.url(record),
+            "url": url,
         }
 
     def image(self, value: str | None) -> dict | bool:
@@ -149,19 +153,30 @@ class Representer:
 
     # -- events -------------------------------------------------------------
     def event(self, record: Record, single: bool = False) -> dict:
-        tzname = str(record.get("timezone") or self.settings.get("timezone") or "UTC")
+        settings = self.settings  # a catalog version's: read once, not per member
+        data = record.data
+        tzname = str(data.get("timezone") or settings.get("timezone") or "UTC")
         zone = dates.zone(tzname)
-        start, end = record.data["start_date"], record.data["end_date"]
+        start, end = data["start_date"], data["end_date"]
         utc_start, utc_end = dates.to_utc(start, zone), dates.to_utc(end, zone)
+        # Each date formatted once: its details are slices of its text.
+        start_text, start_details = dates.fmt_details(start)
+        end_text, end_details = dates.fmt_details(end)
+        utc_start_text, utc_start_details = dates.fmt_details(utc_start)
+        utc_end_text, utc_end_details = dates.fmt_details(utc_end)
         stored = record.get("cost")
-        symbol = record.get("currency_symbol") or self.settings.get("currency_symbol", "$")
-        position = record.get("currency_position") or self.settings.get(
+        symbol = record.get("currency_symbol") or settings.get("currency_symbol", "$")
+        position = record.get("currency_position") or settings.get(
             "currency_position", "prefix")
-        website = record.data.get("website")
+        website = data.get("website")
+        url = self.url(record)
+        site_zone = self._site_zone(settings)
+        published = self.published(record, site_zone)
         venues = self.linked("venues", record.get("venue"))
+        organizers = self.linked("organizers", record.get("organizer"))
         body = {
             "id": record.id, **self._global(record),
-            **{k: v for k, v in self._post_head(record).items() if k != "id"},
+            **self._post_head(record, site_zone, published, url),
             "rest_url": self.rest_url(record),
             "title": markup.render_title(record.name),
             "description": markup.render_html(record.get("description")),
@@ -169,19 +184,19 @@ class Representer:
             "slug": record.slug,
             "image": self.image(record.get("image")),
             "all_day": bool(record.get("all_day", False)),
-            "start_date": dates.fmt(start),
-            "start_date_details": dates.details(start),
-            "end_date": dates.fmt(end),
-            "end_date_details": dates.details(end),
-            "utc_start_date": dates.fmt(utc_start),
-            "utc_start_date_details": dates.details(utc_start),
-            "utc_end_date": dates.fmt(utc_end),
-            "utc_end_date_details": dates.details(utc_end),
+            "start_date": start_text,
+            "start_date_details": start_details,
+            "end_date": end_text,
+            "end_date_details": end_details,
+            "utc_start_date": utc_start_text,
+            "utc_start_date_details": utc_start_details,
+            "utc_end_date": utc_end_text,
+            "utc_end_date_details": utc_end_details,
             "timezone": tzname,
             "timezone_abbr": dates.abbreviation(start, zone, tzname),
             "cost": cost.format_cost(stored, symbol, position),
             "cost_details": cost.cost_details(stored, str(record.get("currency_code") or "")),
-            "website": self.url(record) if website is None else html.escape(website),
+            "website": url if website is None else html.escape(website),
             "show_map": bool(record.get("show_map", False)),
             "show_map_link": bool(record.get("show_map_link", False)),
             "hide_from_listings": bool(record.get("hide_from_listings", False)),
@@ -191,20 +206,21 @@ class Representer:
             "tags": self._embedded_terms("tags", record.get("tags")),
             "venue": (self.venue(venues[0], single) if len(venues) == 1 else
                       [self.venue(v, single) for v in venues]),
-            "organizer": [self.organizer(o, single)
-                          for o in self.linked("organizers", record.get("organizer"))],
+            "organizer": [self.organizer(o, single) for o in organizers],
             "custom_fields": [],
         }
         # Fields of ours the plugin lacks: only when set, so other events keep its shape.
         for name in ("online_url", "performer", "event_status", "event_status_reason"):
             if record.get(name):
-                body[name] = record.data[name]
+                body[name] = data[name]
         if record.get("previous_start_date") is not None:
-            body["previous_start_date"] = dates.fmt(record.data["previous_start_date"])
-        if record.data.get("recurrence"):
+            body["previous_start_date"] = dates.fmt(data["previous_start_date"])
+        if data.get("recurrence"):
             body.update(self._recurring(record))
         if single:
-            body["json_ld"] = self.event_json_ld(record, body)
+            when = _When(zone, site_zone, published, (start_text, start - utc_start),
+                         (end_text, end - utc_end))
+            body["json_ld"] = self._event_ld(record, body, url, when, venues, organizers)
         return body
 
     def _recurring(self, record: Record) -> dict:
@@ -221,8 +237,10 @@ class Representer:
 
     # -- venues and organizers ---------------------------------------------------
     def _linked_post(self, record: Record, fields: tuple[str, ...]) -> dict:
-        head = self._post_head(record)
-        body = {"id": record.id, **{k: v for k, v in head.items() if k != "id"},
+        site_zone = self._site_zone(self.settings)
+        head = self._post_head(record, site_zone, self.published(record, site_zone),
+                               self.url(record))
+        body = {"id": record.id, **head,
                 record.resource.title_field: markup.render_title(record.name),
                 "description": markup.render_html(record.get("description")),
                 "excerpt": markup.render_excerpt(record.get("excerpt")),
@@ -357,7 +375,19 @@ class Representer:
         print it; single reads carry it as `json_ld` (docs/content-format.md)."""
         body = body or self.event(record)
         zone = dates.zone(body["timezone"])
+        site_zone = self._site_zone(self.settings)
         start, end = record.data["start_date"], record.data["end_date"]
+        when = _When(zone, site_zone, self.published(record, site_zone),
+                     (dates.fmt(start), start - dates.to_utc(start, zone)),
+                     (dates.fmt(end), end - dates.to_utc(end, zone)))
+        return self._event_ld(record, body, self.url(record), when,
+                              self.linked("venues", record.get("venue")),
+                              self.linked("organizers", record.get("organizer")))
+
+    def _event_ld(self, record: Record, body: dict, url: str, when: _When,
+                  venues: list[Record], organizers: list[Record]) -> dict:
+        """`event_json_ld` from what the event's representation has worked out."""
+        all_day = body["all_day"]
         ld: dict = {"@context": "http://schema.org", "@type": "Event",
                     "name": markup.plain_text(body["title"])}
         summary = markup.plain_text(body["excerpt"] or body["description"])
@@ -365,31 +395,27 @@ class Representer:
             ld["description"] = summary
         if body["image"]:
             ld["image"] = body["image"]["url"]
-        venues = self.linked("venues", record.get("venue"))
         online = record.get("online_url")
         mode = "Mixed" if venues and online else "Online" if online else "Offline"
         ld.update({
-            "url": self.url(record),
+            "url": url,
             "eventAttendanceMode": f"https://schema.org/{mode}EventAttendanceMode",
             "eventStatus": _schema_status(record),
-            "startDate": (start.date().isoformat() if body["all_day"]
-                          else dates.offset_iso(start, zone)),
-            "endDate": (end.date().isoformat() if body["all_day"]
-                        else dates.offset_iso(end, zone)),
+            "startDate": (record.data["start_date"].date().isoformat() if all_day
+                          else dates.iso_with_offset(*when.start)),
+            "endDate": (record.data["end_date"].date().isoformat() if all_day
+                        else dates.iso_with_offset(*when.end)),
         })
         moved = record.get("previous_start_date")
         if moved is not None:
-            ld["previousStartDate"] = (moved.date().isoformat() if body["all_day"]
-                                       else dates.offset_iso(moved, zone))
-        places = [self._place_ld(venues[0])] if venues else []
-        if online:
-            places.append({"@type": "VirtualLocation", "url": online})
-        if places:
-            ld["location"] = _one_or_list(places)
-        organizers = self.linked("organizers", record.get("organizer"))
+            ld["previousStartDate"] = (moved.date().isoformat() if all_day
+                                       else dates.offset_iso(moved, when.zone))
+        location = self._location_ld(record, venues)
+        if location:
+            ld["location"] = location
         if organizers:
-            ld["organizer"] = _one_or_list([self._organizer_ld(o) for o in organizers])
-        offer = self._offer_ld(record)
+            ld["organizer"] = self._organizers_ld(organizers)
+        offer = self._offer_ld(record, url, when)
         if offer:
             ld["offers"] = offer
         if record.get("performer"):
@@ -398,6 +424,36 @@ class Representer:
             ld["performer"] = _one_or_list([{"@type": kind, "name": name}
                                             for name in record.data["performer"]])
         return ld
+
+    def rebased_event_json_ld(self, record: Record, body: dict, ld: dict) -> dict:
+        """`event_json_ld(record, body)` from the event's JSON-LD `ld` that a representer
+        for the same reader made with another permalink base (the live API's): the
+        members holding this site's URLs made again, the rest (texts, dates, the offer's
+        terms: base-free) kept. A static build's pages and snapshots differ so."""
+        url = self.url(record)
+        out = dict(ld)  # the members replaced, never changed in place: `ld` is shared
+        out["url"] = url
+        if "image" in out:
+            out["image"] = body["image"]["url"]
+        if "location" in out:
+            out["location"] = self._location_ld(record, self.linked("venues",
+                                                                    record.get("venue")))
+        if "organizer" in out:
+            out["organizer"] = self._organizers_ld(self.linked("organizers",
+                                                               record.get("organizer")))
+        if "offers" in out:
+            out["offers"] = {**out["offers"], "url": url}
+        return out
+
+    def _location_ld(self, record: Record, venues: list[Record]) -> dict | list[dict] | None:
+        places = [self._place_ld(venues[0])] if venues else []
+        online = record.get("online_url")
+        if online:
+            places.append({"@type": "VirtualLocation", "url": online})
+        return _one_or_list(places) if places else None
+
+    def _organizers_ld(self, organizers: list[Record]) -> dict | list[dict]:
+        return _one_or_list([self._organizer_ld(o) for o in organizers])
 
     def _place_ld(self, venue: Record) -> dict:
         place = _without_empty(self.venue_json_ld(venue))
@@ -415,22 +471,30 @@ class Representer:
             ld["url"] = self.url(organizer)
         return ld
 
-    def _offer_ld(self, record: Record) -> dict | None:
+    def _offer_ld(self, record: Record, url: str, when: _When) -> dict | None:
         prices = cost.price_range(record.get("cost"))
         if prices is None:
             return None
         low, high = prices
         offer: dict = ({"@type": "Offer", "price": low} if low == high else
                        {"@type": "AggregateOffer", "lowPrice": low, "highPrice": high})
-        site_zone = dates.zone(str(self.settings.get("timezone") or "UTC"))
         offer.update({
             "priceCurrency": record.get("currency_code") or self.settings.get(
                 "currency_code", "USD"),
-            "url": self.url(record),
+            "url": url,
             "availability": "https://schema.org/InStock",
-            "validFrom": dates.offset_iso(self.published(record, site_zone).replace(
-                hour=0, minute=0, second=0), site_zone)})
+            "validFrom": dates.offset_iso(when.published.replace(
+                hour=0, minute=0, second=0), when.site_zone)})
         return offer
+
+
+class _When(NamedTuple):
+    """An event's times as its representation worked them out, for its JSON-LD."""
+    zone: dt.tzinfo  # the event's
+    site_zone: dt.tzinfo
+    published: dt.datetime  # Representer.published
+    start: tuple[str, dt.timedelta]  # dates.fmt text and UTC offset
+    end: tuple[str, dt.timedelta]
 
 
 def _schema_status(record: Record) -> str:

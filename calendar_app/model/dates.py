@@ -168,12 +168,18 @@ def abbreviation(local: datetime, tz: tzinfo, name: str) -> str:
 
 def offset_iso(local: datetime, tz: tzinfo) -> str:
     """ISO 8601 with offset, e.g. ``2026-11-22T09:00:00+00:00`` (JSON-LD dates)."""
-    offset = local.replace(tzinfo=tz, fold=0).utcoffset() or timedelta(0)
+    return iso_with_offset(fmt(local), local.replace(tzinfo=tz, fold=0).utcoffset()
+                           or timedelta(0))
+
+
+def iso_with_offset(text: str, offset: timedelta) -> str:
+    """`offset_iso` of a wall time from its `fmt` text and its UTC offset, when both are
+    known: `local - to_utc(local, tz)` is the offset `offset_iso` finds (fold=0 both)."""
     total = int(offset.total_seconds())
     sign = "-" if total < 0 else "+"
     # Whole minutes only, as PHP's "c" format (historic LMT offsets carry seconds).
     hours, minutes = divmod(abs(total) // 60, 60)
-    return f"{fmt(local).replace(' ', 'T')}{sign}{hours:02d}:{minutes:02d}"
+    return f"{text.replace(' ', 'T')}{sign}{hours:02d}:{minutes:02d}"
 
 
 def fmt(dt: datetime) -> str:
@@ -182,6 +188,14 @@ def fmt(dt: datetime) -> str:
     return (
         f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d} {dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
     )
+
+
+def fmt_details(dt: datetime) -> tuple[str, dict[str, str]]:
+    """`fmt(dt)` and `details(dt)` from one formatting: the details are slices of the
+    text (its year always has four digits)."""
+    text = fmt(dt)
+    return text, {"year": text[:4], "month": text[5:7], "day": text[8:10],
+                  "hour": text[11:13], "minutes": text[14:16], "seconds": text[17:19]}
 
 
 def details(dt: datetime) -> dict[str, str]:

@@ -24,7 +24,7 @@ from ..store import parallel
 from ..store.content import SETTINGS_FILE
 from ..store.locations import DEFAULT_BASE_PATH, default_cache_dir
 from ..store.starter import BUNDLED_CONTENT
-from . import embeds, feeds, ical, manifest, paths, placement, safety, search, views, writer
+from . import ahead, embeds, feeds, ical, manifest, paths, placement, safety, search, views, writer
 from .memo import BuildRepresenter, CountingCatalog
 from .model import EventView, SiteModel
 from .outstore import OutputStore
@@ -143,7 +143,7 @@ class Builder:
         self._fps: dict[int, tuple[Record, bytes]] = {}
         self._last: _Last | None = None
         self._vevents_of: Vevents | None = None  # the last full plan's
-        self._ahead: Callable[[], None] | None = None  # VEVENTs made while planning
+        self._ahead: Callable[[], None] | None = None  # items, VEVENTs made while planning
         self._sig_inputs: tuple[dict[int, bytes], bytes] = ({}, b"")
         self._manifest: tuple[tuple[int, int] | None, dict[str, list[str]]] = (None, {})
         self._previous: dict[str, list[str]] = {}
@@ -235,7 +235,7 @@ class Builder:
         pages = Pages(model, self.env, base_url)
         self._vevents_of = Vevents(self.vevents, model, base_url, lambda: self._sig_inputs)
         if self.workers > 1 and not self._previous and self.store.empty():  # a cold build
-            self._ahead = self._vevents_of.ahead()
+            self._ahead = ahead.start(pages, self._vevents_of)
         with paused_gc():  # 47,000 outputs kept: collections would find nothing
             outputs = list(self._plan(model, pages, fingerprints))
         outputs.append(feeds.sitemap(pages, outputs))

@@ -4,11 +4,21 @@ same thing."""
 
 from __future__ import annotations
 
-from ..catalog.represent import Representer
+from typing import TYPE_CHECKING
+
 from ..model.records import Record
 
+if TYPE_CHECKING:
+    from .model import SiteModel
 
-def page_json_ld(rep: Representer, record: Record, body: dict) -> dict:
-    # SiteModel.body drops `json_ld` when the API's permalink base is not the pages':
-    # then the page makes its own with its base.
-    return body.get("json_ld") or rep.event_json_ld(record, body)
+
+def page_json_ld(model: SiteModel, record: Record, body: dict) -> dict:
+    """The `json_ld` of the event's `body` (`model.body`); when the API's permalink base
+    is not the pages' (`SiteModel.body` drops it then), the snapshot's with the pages'
+    URLs: made from it, not again from the record (its dates, texts and offer are
+    base-free)."""
+    found = body.get("json_ld")
+    if found is not None:
+        return found
+    return model.rep.rebased_event_json_ld(record, body,
+                                           model.snapshot_body(record)["json_ld"])

@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from jinja2 import Environment
+from jinja2 import Environment, Template
 from markupsafe import Markup
 
 from ..catalog.represent import dumps
@@ -124,8 +124,8 @@ class Pages:
         self.item_helpers = {"cost_of": model.cost_text, "thumbnail": self.thumbnail,
                              "month_groups": month_groups}
 
-    def render(self, template: str, path: str, **context: object) -> bytes:
-        tpl = self._templates.get(template)
+    def render(self, template: str | Template, path: str, **context: object) -> bytes:
+        tpl = template if isinstance(template, Template) else self._templates.get(template)
         if tpl is None:
             tpl = self._templates[template] = self.env.get_template(template)
         context.setdefault("canonical", self.base_url + paths.folder(path))
@@ -323,7 +323,7 @@ class Pages:
         before, after = model.neighbours(e)
         upcoming = model.upcoming_dates(e)
         # `<` escaped as well: no "</script>" or "<!--" can end the JSON-LD early.
-        json_ld = dumps(page_json_ld(model.rep, e.record, body)).replace("<", "\\u003c")
+        json_ld = dumps(page_json_ld(model, e.record, body)).replace("<", "\\u003c")
         return self.render(
             "event.html", e.path, e=e, json_ld=Markup(json_ld),
             meta=HeadMeta(e.title_text, shorten(e.summary_text), self.base_url + paths.folder(

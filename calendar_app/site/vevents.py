@@ -2,24 +2,19 @@
 was made for (its records, base URL, templates): the event's own .ics and every feed
 that carries it concatenate the same bytes.
 
-A cold build makes them ahead: a forked child makes missing VEVENTs while the builder
-plans (planning is serial, the other core would wait) and stops when the builder is
-done; the builder keeps what it made before rendering. They are what the render processes would have made: the same
-function of the same records.
+A cold build makes them ahead, while it plans (site/ahead.py): what the render
+processes would have made, the same function of the same records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..store import parallel
 from . import ical, paths
 from .model import EventView, SiteModel
 from .pages import event_deps
 from .plan import Output, signature
 from .stash import Stash
-
-AHEAD_MIN = 1000  # events; a fork and the pickled VEVENTs cost ~20 ms
 
 
 class Vevents:
@@ -54,26 +49,14 @@ class Vevents:
         return ical.vevent(event, self.model, self.host,
                            self.base_url + paths.folder(event.path))
 
-    def ahead(self) -> Callable[[], None]:
-        """Make the VEVENTs the stash lacks in a forked child; the function returned
-        stops it and keeps what it made (call it once, before rendering). Not worth a
-        fork for a small calendar."""
-        if len(self.model.events) < AHEAD_MIN:
-            return lambda: None
-
-        def missing(stopped: Callable[[], bool]) -> dict[int, tuple[str, bytes]]:
-            # Until the builder is done planning: what is left is made while rendering.
-            known, made = self.stash.data, {}
-            for n, event in enumerate(self.model.events):
-                if n % 64 == 0 and stopped():
-                    break
-                sig = self.sig(event)
-                if (known.get(event.id) or ("",))[0] != sig:
-                    made[event.id] = (sig, self._make(event))
-            return made
-
-        wait = parallel.start(missing)
-
-        def keep() -> None:
-            self.stash.update(wait() or {})
-        return keep
+    def missing(self, stopped: Callable[[], bool]) -> dict[int, tuple[str, bytes]]:
+        """The VEVENTs the stash lacks, made until `stopped()` (site/ahead.py: in a
+        child while the builder plans; what is left is made while rendering)."""
+        known, made = self.stash.data, {}
+        for n, event in enumerate(self.model.events):
+            if n % 64 == 0 and stopped():
+                break
+            sig = self.sig(event)
+            if (known.get(event.id) or ("",))[0] != sig:
+                made[event.id] = (sig, self._make(event))
+        return made
