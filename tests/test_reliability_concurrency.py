@@ -787,7 +787,13 @@ def test_git_pull_conflict_is_reported_not_overwritten(tmp_path: Path,
             time.sleep(0.05)
         problem = calendar.catalog.problems.get(rel.relative_to("content").as_posix())
         assert problem is not None and problem.line > 0, calendar.catalog.problems
+        # The problem is noted while the catalog's next version is made, and readers get
+        # that version once it is whole: the record is gone from it a moment later.
+        deadline = time.monotonic() + 10
         status, _, body = http.request("GET", f"{BASE}/events/{rid}")
+        while status == 200 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            status, _, body = http.request("GET", f"{BASE}/events/{rid}")
         assert status == 404, body
         # The interface does not overwrite the conflicted file.
         status, _, body = http.request("PATCH", f"{BASE}/events/{rid}", {"cost": "5"})
