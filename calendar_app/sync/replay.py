@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,13 +76,14 @@ def adopt(git_dir: Path, git_root: Path, branch: str, rebuilt: Replayed,
         pygit2, repo, f"refs/heads/{branch}", rebuilt.new, marker, rebuilt.old))
 
 
-def _in_repo(git_dir: Path, git_root: Path, run: object) -> object:
+def _in_repo(git_dir: Path, git_root: Path,
+             run: Callable[[object, object], Replayed | None]) -> Replayed | None:
     if not gitfast.plain_repository(git_dir, git_root, os.environ):
         return None
     import pygit2
 
     try:
-        return run(pygit2, pygit2.Repository(str(git_dir)))  # type: ignore[operator]
+        return run(pygit2, pygit2.Repository(str(git_dir)))
     except (pygit2.GitError, KeyError, ValueError, OSError):
         return None
 

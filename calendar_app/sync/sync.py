@@ -384,11 +384,7 @@ class RemoteSync:
                 except SyncError as exc:  # pushed all the same: the next exchange retries
                     self._save_state(error=str(exc))
                     return set()
-            changed = self._content_paths(adopted.changed)
-            for hook in self.integrated_hooks:
-                hook(changed)
-            self._save_state(integrated=True)
-            return changed
+            return self._integrated(self._content_paths(adopted.changed))
 
     def _push(self, deadline: float, head: str = "") -> str:
         """Push the branch (or commit `head`): the head pushed, "" when refused (the
@@ -442,8 +438,12 @@ class RemoteSync:
                 conflicts = gitrebase.rebase(self)
         if conflicts:
             self._record_conflicts(conflicts)
-        changed = self._content_paths(replayed.changed) if replayed \
-            else self._changed_paths(old, self._rev("HEAD"))
+        return self._integrated(self._content_paths(replayed.changed) if replayed
+                                else self._changed_paths(old, self._rev("HEAD")))
+
+    def _integrated(self, changed: set[str]) -> set[str]:
+        """After an integration, the write lock held: the hooks get the content paths
+        it changed (the catalog re-reads them), the state says so; `changed` back."""
         for hook in self.integrated_hooks:
             hook(changed)
         self._save_state(integrated=True)
