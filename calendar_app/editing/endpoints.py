@@ -17,6 +17,7 @@ from flask import Blueprint, abort, current_app, jsonify, request
 
 from ..catalog.policy import may_read
 from ..model.errors import ApiError
+from ..model.formats import digits
 from ..model.records import Record
 from ..model.resources import RESOURCES
 from . import forms, links, rules
@@ -66,7 +67,7 @@ def preview() -> Any:
     resource = RESOURCES["events"]
     record = None
     record_id = str(request.form.get("_id", ""))
-    if record_id.isdigit():
+    if digits(record_id):
         record = cal.catalog.get(int(record_id), "events")
     now = forms.posted(cal.catalog, resource, request.form)
     before = forms.shown(cal.catalog, resource, record.data if record else forms.defaults(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..catalog.catalog import Catalog
 from ..editorial.check import link_targets
 from ..model.findings import ERROR, Finding, finding
+from ..model.formats import digits
 from ..model.records import Record
 from ..model.resources import Field
 
@@ -59,13 +60,13 @@ def fill(catalog: Catalog, f: Field, ctl: Control) -> None:
     ctl.extra["collection"] = collection
     if kind == "picker":
         text = str(ctl.value or "")
-        record = catalog.get(int(text), collection) if text.isdigit() and len(text) < 16 \
+        record = catalog.get(int(text), collection) if digits(text) and len(text) < 16 \
             else None
         ctl.extra["text"] = pick_text(record) if record else text
         ctl.extra["new"] = NEW_FIELDS.get(collection, ())
     elif kind == "picker-multiple":
         picked = [catalog.get(int(v), collection) for v in ctl.value
-                  if str(v).isdigit() and len(str(v)) < 16]
+                  if digits(str(v)) and len(str(v)) < 16]
         ctl.options = [(str(r.id), r.name) for r in picked if r is not None]
         ctl.extra["new"] = NEW_FIELDS.get(collection, ())
     elif kind == "term-tree":
@@ -127,7 +128,7 @@ def resolve(catalog: Catalog, collection: str, text: str) -> str:
     found = _PICKED.fullmatch(text)
     if found:
         return found[1]
-    if text.isdigit():
+    if digits(text):
         return text
     wanted = text.casefold()
     match = [r for r in catalog.all(collection)

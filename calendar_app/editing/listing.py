@@ -13,6 +13,7 @@ from ..catalog.policy import may_read
 from ..catalog.query import Context
 from ..catalog.represent import Representer
 from ..model.errors import ApiError
+from ..model.formats import digits
 from ..model.records import Record
 from ..model.resources import Resource
 from ..store.users import User
@@ -84,7 +85,7 @@ def _event_params(cal: Calendar, tab: str, args: Any, params: dict, out: Page) -
         params.update(start_date=EVER, status=_STATUS[tab])
     for name in ("categories", "venue"):
         value = str(args.get(name) or "")
-        if value.isdigit():
+        if digits(value):
             params[name] = value
             out.filters[name] = value
 
@@ -95,4 +96,4 @@ def _series(record_id: int) -> int:
 
 
 def _int(text: object, default: int) -> int:
-    return int(text) if isinstance(text, str) and text.isdigit() and len(text) < 7 else default
+    return int(text) if isinstance(text, str) and digits(text) and len(text) < 7 else default

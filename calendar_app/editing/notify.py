@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
+from ..model.formats import digits
+
 log = logging.getLogger(__name__)
 TIMEOUT = 20.0  # seconds for each SMTP conversation
 _TLS_MODES = ("starttls", "ssl", "none", "")
@@ -52,7 +54,7 @@ def smtp_settings(calendar_settings: Mapping, environ: Mapping[str, str] = os.en
         return None
     port_text = value("port") or "25"
     tls = value("tls").lower()
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536 or tls not in _TLS_MODES:
+    if not digits(port_text) or not 0 < int(port_text) < 65536 or tls not in _TLS_MODES:
         log.error("SMTP settings ignored: port %r, tls %r", port_text, tls)
         return None
     sender = value("from") or f"calendar@{host}"

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.formats import digits
+
 MAX_BODY = 50 << 20  # bytes: a larger answer or file is refused, not half read
 TIMEOUT = 30.0  # seconds per request
 RETRIES = 3
@@ -111,7 +113,7 @@ def _once(opener: urllib.request.OpenerDirector, request: urllib.request.Request
     try:
         with opener.open(request, timeout=timeout) as answer:
             length = answer.headers.get("Content-Length")
-            if length and length.isdigit() and int(length) > limit:
+            if length and digits(length) and int(length) > limit:
                 raise FetchError(f"{url}: the answer is {length} bytes, more than "
                                  f"{limit}; not read")
             body = answer.read(limit + 1)
@@ -126,7 +128,7 @@ def _once(opener: urllib.request.OpenerDirector, request: urllib.request.Request
             raise FetchError(f"{url}: too many redirects (a redirect loop?)") from None
         if exc.code == 429 or exc.code >= 500:
             after = exc.headers.get("Retry-After", "") if exc.headers else ""
-            wait = min(float(after), 60.0) if after.isdigit() else None
+            wait = min(float(after), 60.0) if digits(after) else None
             raise _Retry(f"HTTP {exc.code} {exc.reason}", wait) from None
         hint = " (wrong user or password?)" if exc.code in (401, 403) else ""
         raise FetchError(f"{url}: HTTP {exc.code} {exc.reason}{hint}") from None

@@ -18,6 +18,7 @@ import urllib.parse
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from ..model.formats import digits
 from . import fetch
 from .batch import Batch, Incoming, Problem, Ref
 from .tec_series import add_series
@@ -203,7 +204,7 @@ def _post(item: dict, title_field: str, names: tuple[str, ...]) -> dict:
     author = item.get("author")
     fields = {"id": item.get("id"), "slug": item.get("slug"), "status": item.get("status"),
               "date": _when(item.get("date")), "modified": _when(item.get("modified")),
-              "author": int(author) if isinstance(author, str) and author.isdigit() else None,
+              "author": int(author) if isinstance(author, str) and digits(author) else None,
               title_field: _title(item.get(title_field)),
               "description": item.get("description") or None,
               "excerpt": item.get("excerpt") or None, "image": _image(item.get("image"))}

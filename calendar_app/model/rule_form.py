@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from . import dates
+from .formats import digits
 from .recurrence import WEEKDAYS
 
 UNITS = ("day", "week", "month", "year")
@@ -115,7 +116,7 @@ def read(form: Any, name: str) -> object:
             on.append(f"{one('nth')} {one('nth_day')}")
         if one("monthday"):
             day = one("monthday")
-            on.append(int(day) if day.lstrip("-").isdigit() and len(day) < 4 else day)
+            on.append(int(day) if digits(day.removeprefix("-")) and len(day) < 4 else day)
         if on:
             block["on"] = on[0] if len(on) == 1 else on
         if one("end") == "until":
@@ -124,7 +125,7 @@ def read(form: Any, name: str) -> object:
                 and ":" not in one("until") else one("until")
         elif one("end") == "count":
             count = one("count")
-            block["count"] = int(count) if count.isdigit() and len(count) < 7 else count
+            block["count"] = int(count) if digits(count) and len(count) < 7 else count
     for key in ("rdate", "exdate"):
         lines = [_wall(line) for line in one(key).splitlines() if line.strip()]
         if lines:

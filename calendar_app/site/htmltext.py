@@ -16,6 +16,8 @@ from functools import lru_cache
 from html.parser import HTMLParser
 from urllib.parse import unquote, urljoin
 
+from ..model.formats import digits
+
 # Paragraph-like elements: a blank line before and after.
 _BLOCKS = frozenset({
     "address", "article", "aside", "blockquote", "details", "div", "fieldset", "figure",
@@ -188,7 +190,7 @@ class _TextWriter(HTMLParser):
 
 def _start(attrs: list[tuple[str, str | None]]) -> int:
     value = dict(attrs).get("start") or ""
-    return int(value) if value.strip().lstrip("-").isdigit() else 1
+    return int(value) if digits(value.strip().removeprefix("-")) else 1
 
 
 def _bare(address: str) -> str:

@@ -14,6 +14,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from ..model.formats import digits
 from ..model.resources import RESOURCES
 from . import atomic
 
@@ -79,7 +80,7 @@ def _scan(root: Path, revisions: str, times: dict[str, int]) -> None:
     when, i = 0, 0
     while i < len(tokens):
         token = tokens[i]
-        if token.isdigit():
+        if digits(token):
             when, i = int(token), i + 1
         elif token == "A" and i + 1 < len(tokens):
             times.setdefault(tokens[i + 1], when)
