@@ -19,6 +19,10 @@ from werkzeug.serving import make_server
 
 from calendar_app.http.app import create_app
 
+# Two servers, a browser, axe and Java's checker on every page: end-to-end, run by
+# `-m slow` (CI runs both).
+pytestmark = pytest.mark.slow
+
 JAZZ_NIGHT = 106
 
 

@@ -64,6 +64,7 @@ def _builder(content: Path, out: Path, cache: Path) -> Builder:
     return builder
 
 
+@pytest.mark.slow  # traced builds of a generated calendar
 def test_memory_flat_in_pages_and_outputs_unchanged(
         content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Unbounded first (every event's representation kept, as before), as reference.

@@ -94,6 +94,7 @@ def test_three_processes_lease_disjoint_blocks(bare: Path, tmp_path: Path) -> No
     assert len(blocks) == 18
 
 
+@pytest.mark.slow  # processes and a server end to end; the threads test covers the default run
 def test_three_processes_lease_over_a_git_daemon(tmp_path: Path) -> None:
     """The compare-and-swap holds over a real git server, not only a local path."""
     served = tmp_path / "served"
@@ -233,6 +234,7 @@ def _app(tmp_path: Path, bare: Path, name: str, users_file: Path, **extra: objec
                        "TESTING": True, "SYNC_REMOTE": "origin", **extra}), repo
 
 
+@pytest.mark.slow  # processes and a server end to end; the threads test covers the default run
 def test_instances_hand_out_disjoint_ids_over_http(bare: Path, tmp_path: Path, users,
                                                    admin: dict) -> None:
     apps = [_app(tmp_path, bare, n, tmp_path / "users.yaml") for n in "abc"]
