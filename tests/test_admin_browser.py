@@ -167,6 +167,7 @@ def test_sign_in_create_with_new_venue_rule_preview_and_conflict(browser, server
     assert_nu_clean(seen, tmp_path)
 
 
+@pytest.mark.slow  # browsers in three zones against two servers, end to end
 def test_browsers_in_any_zone_write_the_same_bytes(browser, servers):
     """One tab, its zone set through Chromium's own override (what a context's
     `timezone_id` sends) before each calendar: a context and its tab cost most of a

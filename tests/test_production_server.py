@@ -14,6 +14,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from conftest import BASE, make_repo
 from test_reliability_concurrency import Http, basic, free_port, start_gunicorn, stop, wait_for_port
 
@@ -61,6 +62,7 @@ def test_long_query_and_huge_headers_get_the_interface_errors(tmp_path: Path,
     print("PRODUCTION limits: " + json.dumps({"query_414": "json", "headers_431": "json"}))
 
 
+@pytest.mark.slow  # gunicorn with two workers and the builder, end to end
 def test_master_loads_before_forking_and_workers_share_writes(
         tmp_path: Path, users: dict[str, str]) -> None:
     content = make_repo(tmp_path)

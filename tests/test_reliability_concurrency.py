@@ -515,7 +515,10 @@ def test_eight_writer_threads_over_http(tmp_path: Path, users: dict[str, str],
     report("threads", figures)
 
 
-@pytest.mark.parametrize("size", OPERATIONS)
+# Two gunicorn workers end to end: the slow run only (the default run has two workers
+# in test_read_your_writes and eight writer threads above).
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [500])
 def test_two_gunicorn_workers(tmp_path: Path, users: dict[str, str], size: int) -> None:
     content = make_repo(tmp_path)
     repo = content.parent

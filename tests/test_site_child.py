@@ -123,6 +123,7 @@ def test_a_worker_takes_over_when_the_builder_is_killed(server) -> None:
     _wait_for(reader, APRIL, title, 30)  # the new holder builds the whole site first
 
 
+@pytest.mark.slow  # a gunicorn master killed and its processes watched
 def test_no_builder_is_left_when_the_master_stops(tmp_path: Path, users_master) -> None:
     _content, _port, log, proc, _reader = _start(tmp_path, users_master)
     try:

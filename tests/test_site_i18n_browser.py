@@ -41,6 +41,7 @@ def box(page, selector: str) -> dict:
     return found
 
 
+@pytest.mark.slow  # the Arabic site measured in Chromium at two widths
 @pytest.mark.skipif(CHROMIUM is None, reason=NEEDS_CHROMIUM)
 def test_right_to_left_pages_are_laid_out_from_the_right(sites: dict[str, Path], page,
                                                          tmp_path: Path) -> None:
