@@ -19,10 +19,6 @@ from werkzeug.serving import make_server
 
 from calendar_app.http.app import create_app
 
-# Two servers, a browser, axe and Java's checker on every page: end-to-end, run by
-# `-m slow` (CI runs both).
-pytestmark = pytest.mark.slow
-
 JAZZ_NIGHT = 106
 
 
@@ -147,6 +143,10 @@ def test_arabic_editing_pages_read_from_the_right(arabic, page, seen, tmp_path) 
     assert_nu_clean(seen, tmp_path)
 
 
+# The German pages are laid out as the English ones: the slow run (CI runs both). The
+# Arabic test above is the quick run's browser check of the editing and submission
+# pages (test_admin_browser and test_submit_browser count on it).
+@pytest.mark.slow
 def test_german_editing_pages(german, page, seen, tmp_path) -> None:
     server = german
     sign_in(page, server)
