@@ -1,11 +1,12 @@
 """The editing, moderation and submission pages in Arabic and German in Chromium (issue
 25 item 2): laid out from the right in Arabic, the script's words (the rule preview, the
 likely-duplicate note) in the page's language, axe-core with no violation and the Nu
-Html Checker with no error on every page. Screenshots of the Arabic pages at 1280 and
-390 px go to the test's folder (its artifacts)."""
+Html Checker with no error on every page. Set ADMIN_SCREENSHOTS=<folder> to also save
+screenshots of the Arabic pages at 1280 and 390 px, as test_admin_browser does."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,15 +78,17 @@ def seen() -> dict[str, str]:
     return {}
 
 
-def look(page, name: str, seen: dict[str, str], folder: Path) -> None:
-    """axe-core on the page as shown, its HTML kept for the Nu checker, screenshots."""
+def look(page, name: str, seen: dict[str, str]) -> None:
+    """axe-core on the page as shown, its HTML kept for the Nu checker; screenshots of
+    the Arabic pages where ADMIN_SCREENSHOTS names a folder (as test_admin_browser)."""
     assert axe_violations(page, name) == [], name
     seen[name] = page.content()
-    if not name.startswith("ar-"):  # the German pages are laid out as the English ones
+    shots = os.environ.get("ADMIN_SCREENSHOTS")
+    if not shots or not name.startswith("ar-"):  # German is laid out as English
         return
     for width in (1280, 390):
         page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True)
+        page.screenshot(path=str(Path(shots) / f"{name}-{width}.png"), full_page=True)
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
@@ -101,13 +104,13 @@ def test_arabic_editing_pages_read_from_the_right(arabic, page, seen, tmp_path) 
     server = arabic
     page.goto(server.url + "/submit/")
     assert page.get_attribute("html", "dir") == "rtl"
-    look(page, "ar-submit", seen, tmp_path)
+    look(page, "ar-submit", seen)
     sign_in(page, server)
     assert page.get_attribute("html", "lang") == "ar-EG"
     assert page.inner_text("#unreadable") == "ملفات تتعذر قراءتها"
     assert "events/broken.yaml، السطر 3: كان متوقعًا ',' أو ']'" in page.inner_text(
         "section.error li")
-    look(page, "ar-events", seen, tmp_path)
+    look(page, "ar-events", seen)
     # Right to left: the heading starts at the right edge, the sign-out form (pushed
     # to the end of the line) sits at the left.
     heading = page.locator("h1").bounding_box()
@@ -119,7 +122,7 @@ def test_arabic_editing_pages_read_from_the_right(arabic, page, seen, tmp_path) 
     assert first["x"] > last["x"]  # the name column on the right
 
     page.goto(f"{server.url}/admin/events/{JAZZ_NIGHT}/")
-    look(page, "ar-event", seen, tmp_path)
+    look(page, "ar-event", seen)
     page.goto(server.url + "/admin/events/new")
     page.fill("#f-title", "أمسية")
     page.fill("#f-start_date", "2027-04-10T18:00")
@@ -136,10 +139,10 @@ def test_arabic_editing_pages_read_from_the_right(arabic, page, seen, tmp_path) 
     page.fill("#f-venue-new-venue", "Blue Lantern")
     page.wait_for_selector("[data-duplicate-note]:not([hidden])")
     assert "موجود بالفعل" in page.inner_text("[data-duplicate-note]")
-    look(page, "ar-event-new", seen, tmp_path)
+    look(page, "ar-event-new", seen)
     page.goto(server.url + "/admin/pending/")
     assert "فعاليات قيد الانتظار" in page.inner_text("h1")
-    look(page, "ar-pending", seen, tmp_path)
+    look(page, "ar-pending", seen)
     assert_nu_clean(seen, tmp_path)
 
 
@@ -151,14 +154,14 @@ def test_german_editing_pages(german, page, seen, tmp_path) -> None:
     server = german
     sign_in(page, server)
     assert page.inner_text("h1") == "Veranstaltungen"
-    look(page, "de-events", seen, tmp_path)
+    look(page, "de-events", seen)
     page.goto(f"{server.url}/admin/venues/45/")
     assert page.inner_text("h1").startswith("Veranstaltungsort bearbeiten: ")
     page.fill("#f-venue", "")
     page.click("button[value=check]")
     page.wait_for_selector(".field-error")
     assert "Ungültiger Wert." in page.inner_text(".field-error")
-    look(page, "de-venue-refused", seen, tmp_path)
+    look(page, "de-venue-refused", seen)
     page.goto(server.url + "/admin/pending/")
     assert page.inner_text("h1") == "Eingereichte Veranstaltungen"
     seen["de-pending"] = page.content()
