@@ -73,9 +73,9 @@ def propose_in_browser(page, base: str, seen: dict[str, str]) -> None:
 
 # Slow: six pages through axe and Java. The quick run keeps its guarantees in
 # test_admin_i18n_browser (axe and Nu on the submission form and the queue, in Arabic;
-# German in the slow run) and in process in test_submit and test_moderation (the refused and the
-# accepted proposal, one pending commit, the rejection needing a reason, approval
-# publishing it).
+# German in the slow run) and in process in test_submit and test_moderation (the
+# refused and the accepted proposal, one pending commit, the rejection needing a
+# reason, approval publishing it).
 @pytest.mark.slow
 def test_a_visitor_proposes_an_editor_approves_the_interface_lists_it(
         browser, server, tmp_path: Path) -> None:
