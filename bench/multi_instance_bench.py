@@ -20,7 +20,8 @@ took to its branch (its reflog counts them: writers waiting share
 pushes), the CPU time the servers, their git processes and the daemon spent per write
 while the writes ran (and in brackets the daemon's share: the remote's side of the
 pushes and fetches) (user + system: it holds up under load, where wall-clock figures
-do not) and the load average (the machine is shared: read it beside the figures).
+do not) and the load average (the machine is shared: read it beside the figures);
+then, by instance, the writes it answered, their p50 and the CPU it spent.
 `--count-git` adds the git processes per write, by command; `--tuned-remote` configures
 the shared repository as README recommends; `--push-phases N` times one clone's
 commit and push alone, in-process and with `git push`, each N times.
@@ -139,6 +140,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
                 else set()
             cpu_before = sessions_cpu(sessions)
             remote_before = sessions_cpu(sessions[:1])
+            each_before = [sessions_cpu([pid]) for pid in sessions[1:]]
             load_before = loadavg()
             threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
             started = time.perf_counter()
@@ -149,6 +151,8 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             wall = time.perf_counter() - started
             cpu = sessions_cpu(sessions) - cpu_before
             remote_cpu = sessions_cpu(sessions[:1]) - remote_before
+            each_cpu = [sessions_cpu([pid]) - before
+                        for pid, before in zip(sessions[1:], each_before)]
             traced = git_processes() - traced_before
             commands = git_commands(trace_files)
             load_after = loadavg()
@@ -180,8 +184,10 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             "load": f"{load_before} -> {load_after}", "commands": commands,
             # Writes each instance answered and their p50: one instance winning every
             # race while the others' leads lose five in a row shows here.
-            "by_instance": [(len(times), statistics.median(times) if times else 0.0)
-                            for times in by_instance.values()]}
+            # and the CPU each instance spent: those that lose races spend theirs on
+            # refused pushes, fetches and integrating the winner's writes.
+            "by_instance": [(len(times), statistics.median(times) if times else 0.0, spent)
+                            for times, spent in zip(by_instance.values(), each_cpu)]}
 
 
 TRACE_ENV = "GIT_TRACE2_EVENT"
@@ -386,8 +392,9 @@ def main() -> int:
               f"{f['settled']:.1f} s | {f['lost']} | "
               f"{f['duplicates']} | {f['load']} |", flush=True)
         if count > 1:
-            print(f"  writes answered, p50, by instance ({count}): " + ", ".join(
-                f"{n} in {1000 * p50:.0f} ms" for n, p50 in f["by_instance"]), flush=True)
+            print(f"  writes answered, p50, CPU, by instance ({count}): " + ", ".join(
+                f"{n} in {1000 * p50:.0f} ms ({spent:.2f} s)"
+                for n, p50, spent in f["by_instance"]), flush=True)
         if f["commands"]:
             per_write = ", ".join(f"{name} {n / max(1, args.writes - f['failed']):.2f}"
                                   for name, n in f["commands"].items())
