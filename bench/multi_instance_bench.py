@@ -138,9 +138,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             traced_before = git_processes()
             trace_files = set(os.listdir(os.environ[TRACE_ENV])) if TRACE_ENV in os.environ \
                 else set()
-            cpu_before = sessions_cpu(sessions)
-            remote_before = sessions_cpu(sessions[:1])
-            each_before = [sessions_cpu([pid]) for pid in sessions[1:]]
+            cpu_before = cpu_by_session(sessions)
             load_before = loadavg()
             threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
             started = time.perf_counter()
@@ -149,10 +147,9 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             for thread in threads:
                 thread.join()
             wall = time.perf_counter() - started
-            cpu = sessions_cpu(sessions) - cpu_before
-            remote_cpu = sessions_cpu(sessions[:1]) - remote_before
-            each_cpu = [sessions_cpu([pid]) - before
-                        for pid, before in zip(sessions[1:], each_before)]
+            # The daemon's first, then each instance's.
+            remote_cpu, *each_cpu = (after - before for after, before
+                                     in zip(cpu_by_session(sessions), cpu_before))
             traced = git_processes() - traced_before
             commands = git_commands(trace_files)
             load_after = loadavg()
@@ -170,6 +167,7 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
         finally:
             for proc in procs:
                 stop_process(proc)
+    cpu = remote_cpu + sum(each_cpu)
     return {"cpu_per_write": cpu / max(1, len(ids)),
             "remote_cpu_per_write": remote_cpu / max(1, len(ids)),
             "git_per_write": traced / max(1, len(ids)) if TRACE_ENV in os.environ else None,
@@ -182,10 +180,10 @@ def run_writes(root: Path, instances: int, writes: int, clients: int, workers: i
             "pushes": (len(pushes.read_text().splitlines()) if pushes.exists() else 0)
             - pushes_before,
             "load": f"{load_before} -> {load_after}", "commands": commands,
-            # Writes each instance answered and their p50: one instance winning every
-            # race while the others' leads lose five in a row shows here.
-            # and the CPU each instance spent: those that lose races spend theirs on
-            # refused pushes, fetches and integrating the winner's writes.
+            # Writes each instance answered, their p50 and the CPU it spent: one
+            # instance winning every race while the others' leads lose five in a row
+            # shows here, and the losers' CPU on refused pushes, fetches and
+            # integrating the winner's writes.
             "by_instance": [(len(times), statistics.median(times) if times else 0.0, spent)
                             for times, spent in zip(by_instance.values(), each_cpu)]}
 
@@ -217,7 +215,12 @@ def git_commands(since: set[str]) -> dict[str, int]:
 def sessions_cpu(sessions: list[int]) -> float:
     """CPU seconds (user + system) of every process in these sessions, with the children
     they waited for (git processes a worker ran, the daemon's receive-packs)."""
-    ticks = 0
+    return sum(cpu_by_session(sessions))
+
+
+def cpu_by_session(sessions: list[int]) -> list[float]:
+    """`sessions_cpu` of each session, in their order, from one pass over /proc."""
+    ticks = dict.fromkeys(sessions, 0)
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -225,9 +228,10 @@ def sessions_cpu(sessions: list[int]) -> float:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:  # gone meanwhile
             continue
-        if int(fields[3]) in sessions:  # fields after the name: state, ppid, pgrp, sid
-            ticks += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-    return ticks / os.sysconf("SC_CLK_TCK")
+        sid = int(fields[3])  # fields after the name: state, ppid, pgrp, sid
+        if sid in ticks:
+            ticks[sid] += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return [ticks[sid] / os.sysconf("SC_CLK_TCK") for sid in sessions]
 
 
 def count_pushes(bare: Path) -> Path:
